@@ -1,0 +1,158 @@
+#include "attention/attention.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "attention/tile_kernels.hpp"
+#include "cocktail/error.hpp"
+#include "kv_store.hpp"
+
+namespace cocktail::cpu {
+
+namespace {
+
+const CpuKvStore& cpu_store(const KvStore& store) {
+  const auto* cpu = dynamic_cast<const CpuKvStore*>(&store);
+  if (!cpu) throw Error("CPU attention needs a KV store made by the CPU backend");
+  return *cpu;
+}
+
+void check_query(const CpuKvStore& store, int layer, std::size_t q_size, std::size_t out_size,
+                 std::int64_t n_rows, int n_q_heads) {
+  const KvShape& shape = store.options().shape;
+  if (layer < 0 || layer >= shape.n_layers) {
+    throw Error("attention: layer " + std::to_string(layer) + " out of range [0, " +
+                std::to_string(shape.n_layers) + ")");
+  }
+  if (n_q_heads < shape.n_kv_heads || n_q_heads % shape.n_kv_heads != 0) {
+    throw Error("attention: " + std::to_string(n_q_heads) +
+                " query heads is not a multiple of the " + std::to_string(shape.n_kv_heads) +
+                " KV heads");
+  }
+  const std::size_t expected = std::size_t(n_rows) * std::size_t(n_q_heads) *
+                               std::size_t(shape.head_dim);
+  if (q_size != expected || out_size != expected) {
+    throw Error("attention: q and out need " + std::to_string(expected) + " floats, got " +
+                std::to_string(q_size) + " and " + std::to_string(out_size));
+  }
+}
+
+// Partial softmax states of the query heads of one KV head.
+struct Partial {
+  std::vector<float> m, l, o;
+  Partial(int heads, int dim)
+      : m(std::size_t(heads), -std::numeric_limits<float>::infinity()),
+        l(std::size_t(heads), 0.0f),
+        o(std::size_t(heads) * std::size_t(dim), 0.0f) {}
+};
+
+// Merges partial states by log-sum-exp (paper Algorithm 1) and normalises into `out`.
+void merge_into(const std::vector<Partial>& parts, int heads, int dim, float* out) {
+  for (int h = 0; h < heads; ++h) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (const Partial& p : parts) m = std::max(m, p.m[std::size_t(h)]);
+    float l = 0.0f;
+    float* o = out + std::size_t(h) * std::size_t(dim);
+    std::fill(o, o + dim, 0.0f);
+    for (const Partial& p : parts) {
+      if (p.l[std::size_t(h)] == 0.0f) continue;
+      const float w = std::exp(p.m[std::size_t(h)] - m);
+      l += p.l[std::size_t(h)] * w;
+      const float* po = p.o.data() + std::size_t(h) * std::size_t(dim);
+      for (int d = 0; d < dim; ++d) o[d] += po[d] * w;
+    }
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    for (int d = 0; d < dim; ++d) o[d] *= inv;
+  }
+}
+
+int thread_count(int configured) { return configured > 0 ? configured : omp_get_max_threads(); }
+
+}  // namespace
+
+void CpuAttention::decode(const KvStore& store_base, int layer, std::span<const float> q,
+                          int n_q_heads, float softmax_scale, std::span<float> out) {
+  const CpuKvStore& store = cpu_store(store_base);
+  check_query(store, layer, q.size(), out.size(), 1, n_q_heads);
+  const KvShape& shape = store.options().shape;
+  const int dim = shape.head_dim;
+  const int group = n_q_heads / shape.n_kv_heads;
+  const int tile_tokens = store.options().layout.group_size;
+  const std::int64_t tail = store.layer_tokens(layer) - store.n_committed();
+  if (tail + store.n_committed() == 0) throw Error("attention: the KV store is empty");
+
+  std::vector<float> scaled(q.begin(), q.end());
+  for (float& x : scaled) x *= softmax_scale;
+
+  // Split each KV head's tiles into enough ranges to keep every thread busy, but never into
+  // ranges so short that merging costs more than it saves.
+  const int threads = thread_count(threads_);
+  std::vector<HeadView> views;
+  for (int h = 0; h < shape.n_kv_heads; ++h) views.push_back(store.view(layer, h));
+  const std::int64_t tiles = count_tiles(views[0], tail, tile_tokens);
+  const std::int64_t wanted = (2 * std::int64_t(threads) + shape.n_kv_heads - 1) / shape.n_kv_heads;
+  const std::int64_t ranges = std::clamp<std::int64_t>(std::min(wanted, tiles / 8), 1, tiles);
+
+  std::vector<std::vector<Partial>> partials(std::size_t(shape.n_kv_heads));
+  std::vector<RangeTask> tasks;
+  for (int h = 0; h < shape.n_kv_heads; ++h) {
+    partials[std::size_t(h)].assign(std::size_t(ranges), Partial(group, dim));
+    for (std::int64_t r = 0; r < ranges; ++r) {
+      Partial& p = partials[std::size_t(h)][std::size_t(r)];
+      tasks.push_back({&views[std::size_t(h)], scaled.data() + std::size_t(h * group * dim), group,
+                       dim, tile_tokens, tiles * r / ranges, tiles * (r + 1) / ranges, tail,
+                       p.m.data(), p.l.data(), p.o.data()});
+    }
+  }
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+  for (std::size_t i = 0; i < tasks.size(); ++i) attend_range(tasks[i]);
+
+  for (int h = 0; h < shape.n_kv_heads; ++h) {
+    merge_into(partials[std::size_t(h)], group, dim, out.data() + std::size_t(h * group * dim));
+  }
+}
+
+void CpuAttention::prefill(const KvStore& store_base, int layer, std::span<const float> q,
+                           std::int64_t n_new, int n_q_heads, float softmax_scale,
+                           std::span<float> out) {
+  const CpuKvStore& store = cpu_store(store_base);
+  check_query(store, layer, q.size(), out.size(), n_new, n_q_heads);
+  const KvShape& shape = store.options().shape;
+  const int dim = shape.head_dim;
+  const int group = n_q_heads / shape.n_kv_heads;
+  const int tile_tokens = store.options().layout.group_size;
+  const std::int64_t tail = store.layer_tokens(layer) - store.n_committed();
+  if (n_new > tail) {
+    throw Error("attention: prefill of " + std::to_string(n_new) +
+                " tokens but only " + std::to_string(tail) + " are uncommitted in layer " +
+                std::to_string(layer));
+  }
+  std::vector<float> scaled(q.begin(), q.end());
+  for (float& x : scaled) x *= softmax_scale;
+  std::vector<HeadView> views;
+  for (int h = 0; h < shape.n_kv_heads; ++h) views.push_back(store.view(layer, h));
+
+  const std::int64_t items = n_new * shape.n_kv_heads;
+#pragma omp parallel for schedule(dynamic) num_threads(thread_count(threads_))
+  for (std::int64_t item = 0; item < items; ++item) {
+    const std::int64_t i = item / shape.n_kv_heads;
+    const int h = int(item % shape.n_kv_heads);
+    // Causal: query i sees the committed segments and the tail up to its own position.
+    const std::int64_t visible = tail - n_new + i + 1;
+    const std::size_t offset = (std::size_t(i) * std::size_t(n_q_heads) +
+                                std::size_t(h * group)) * std::size_t(dim);
+    std::vector<Partial> part(1, Partial(group, dim));
+    const RangeTask task{&views[std::size_t(h)], scaled.data() + offset, group, dim, tile_tokens,
+                         0, count_tiles(views[std::size_t(h)], visible, tile_tokens), visible,
+                         part[0].m.data(), part[0].l.data(), part[0].o.data()};
+    attend_range(task);
+    merge_into(part, group, dim, out.data() + offset);
+  }
+}
+
+}  // namespace cocktail::cpu

@@ -1,0 +1,392 @@
+// Decode-attention tile kernels. Quantized codes are read packed and dequantized in registers
+// in the same pass that does the dot products; the quantization constants are folded out of the
+// inner loops (DESIGN.md, "Where the speed comes from"):
+//   keys per channel:  q·k = Σ_c (q_c s_c) k̂_c + Σ_c q_c z_c   (scaled query once per tile)
+//   values per token:  Σ_t p_t v_t = Σ_t (p_t s_t) v̂_t + Σ_t p_t z_t
+// Every query head of a KV head (GQA) is served from the same decoded codes.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "attention/tile_kernels.cpp"
+#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attention/tile_kernels.hpp"
+#include "quant/quantizer.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace cocktail::cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+constexpr std::size_t kLanes = hn::MaxLanes(DF());
+// Kernels walk tiles in blocks of 32 codes along the vectorised axis (tokens for keys,
+// channels for values): one 16-byte unit of INT4 codes, half a unit of INT2.
+constexpr int kBlock = 32;
+constexpr int kVecs = int(kBlock / kLanes);
+constexpr float kMasked = -3.0e38f;
+
+// FP16 values are kept as their bit patterns (uint16_t) and widened in registers.
+const std::uint16_t* as_halves(const std::uint8_t* p) {
+  return reinterpret_cast<const std::uint16_t*>(p);
+}
+
+VF load_halves(const std::uint16_t* p) {
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  return hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p)));
+}
+
+// Decodes the 32 codes at flat index `flat` (a multiple of 32) of a packed code array into
+// kVecs vectors of floats: the code values, before scale and zero.
+template <Precision P>
+HWY_INLINE void decode32(const std::uint8_t* codes, std::size_t flat, VF (&out)[kVecs]) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Rebind<std::uint8_t, DF> d8;
+  if constexpr (P == Precision::fp16) {
+    for (int i = 0; i < kVecs; ++i) out[i] = load_halves(as_halves(codes) + flat + i * kLanes);
+  } else if constexpr (P == Precision::int8) {
+    for (int i = 0; i < kVecs; ++i) {
+      out[i] = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, codes + flat + i * kLanes)));
+    }
+  } else {
+    constexpr int bits = code_bits(P);
+    constexpr int unit_codes = 16 * (8 / bits);
+    const std::uint8_t* unit = codes + flat / unit_codes * 16;
+    // Which 16-code planes of the unit hold this block: 32 codes are 2 planes.
+    const int first_plane = int(flat % unit_codes) / 16;
+    const auto mask = hn::Set(du, (1u << bits) - 1);
+    for (int i = 0; i < kVecs; ++i) {
+      const int plane = first_plane + int(i * kLanes) / 16;
+      const int byte = int(i * kLanes) % 16;
+      const auto packed = hn::PromoteTo(du, hn::LoadU(d8, unit + byte));
+      const auto code = hn::And(hn::ShiftRightSame(packed, plane * bits), mask);
+      if constexpr (P == Precision::nf4) {
+        out[i] = hn::GatherIndex(df, kNf4Table.data(), hn::BitCast(di, code));
+      } else {
+        out[i] = hn::ConvertTo(df, hn::BitCast(di, code));
+      }
+    }
+  }
+}
+
+// Per-task scratch, sized for the largest head batch.
+struct Scratch {
+  std::vector<float> scores;   // [B][T]
+  std::vector<float> weights;  // [B][T][value groups]
+  std::vector<float> qm;       // [B][D] query folded with key scales
+  std::vector<float> extra;    // [B][groups] bias, q sums or zero sums
+  float factor[8] = {};
+};
+
+// ---- keys: scores[h][t] = q_h · k_t for the tile's tokens ----
+
+template <Precision P, int B>
+void key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, Scratch& s) {
+  const DF df;
+  const int T = f.tokens;
+  const int D = f.head_dim;
+  const std::uint8_t* codes = tile;
+  const std::uint16_t* scales = as_halves(tile + f.key.scales_offset);
+  const std::uint16_t* zeros = as_halves(tile + f.key.zeros_offset);
+  constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
+  const bool per_channel = P == Precision::fp16 || f.key_spec.axis == QuantAxis::per_channel;
+
+  if (per_channel) {
+    // Fold the per-channel scale into the query, the zero into one bias a head.
+    for (int h = 0; h < B; ++h) {
+      float bias = 0.0f;
+      for (int c = 0; c < D; ++c) {
+        const float qc = q[h * D + c];
+        const float sc = P == Precision::fp16 ? 1.0f : f32_from_f16_bits(scales[c]);
+        s.qm[std::size_t(h * D + c)] = qc * sc;
+        if (has_zero) bias += qc * f32_from_f16_bits(zeros[c]);
+      }
+      s.extra[std::size_t(h)] = bias;
+    }
+    for (int tb = 0; tb < T; tb += kBlock) {
+      VF acc[B][kVecs];
+      for (auto& row : acc) for (VF& a : row) a = hn::Zero(df);
+      for (int c = 0; c < D; ++c) {
+        VF code[kVecs];
+        decode32<P>(codes, std::size_t(c) * std::size_t(T) + std::size_t(tb), code);
+        for (int h = 0; h < B; ++h) {
+          const VF w = hn::Set(df, s.qm[std::size_t(h * D + c)]);
+          for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::MulAdd(w, code[i], acc[h][i]);
+        }
+      }
+      for (int h = 0; h < B; ++h) {
+        const VF bias = hn::Set(df, s.extra[std::size_t(h)]);
+        for (int i = 0; i < kVecs; ++i) {
+          hn::StoreU(hn::Add(acc[h][i], bias), df, &s.scores[std::size_t(h * T + tb) + i * kLanes]);
+        }
+      }
+    }
+    return;
+  }
+  // Per-token key groups: G channels of one token share a scale, so sum each group's raw
+  // products first, then scale the group's partial sum per token.
+  const int G = f.key_spec.group_size;
+  const int groups = (D + G - 1) / G;
+  for (int h = 0; h < B; ++h) {
+    for (int g = 0; g < groups; ++g) {
+      float sum = 0.0f;
+      for (int c = g * G; c < std::min(D, (g + 1) * G); ++c) sum += q[h * D + c];
+      s.extra[std::size_t(h * groups + g)] = sum;
+    }
+  }
+  for (int tb = 0; tb < T; tb += kBlock) {
+    VF score[B][kVecs];
+    for (auto& row : score) for (VF& a : row) a = hn::Zero(df);
+    for (int g = 0; g < groups; ++g) {
+      VF acc[B][kVecs];
+      for (auto& row : acc) for (VF& a : row) a = hn::Zero(df);
+      for (int c = g * G; c < std::min(D, (g + 1) * G); ++c) {
+        VF code[kVecs];
+        decode32<P>(codes, std::size_t(c) * std::size_t(T) + std::size_t(tb), code);
+        for (int h = 0; h < B; ++h) {
+          const VF w = hn::Set(df, q[h * D + c]);
+          for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::MulAdd(w, code[i], acc[h][i]);
+        }
+      }
+      for (int i = 0; i < kVecs; ++i) {
+        const std::size_t at = std::size_t(g) * std::size_t(T) + std::size_t(tb) + i * kLanes;
+        const VF scale = load_halves(scales + at);
+        for (int h = 0; h < B; ++h) {
+          score[h][i] = hn::MulAdd(scale, acc[h][i], score[h][i]);
+          if constexpr (has_zero) {
+            const VF qsum = hn::Set(df, s.extra[std::size_t(h * groups + g)]);
+            score[h][i] = hn::MulAdd(load_halves(zeros + at), qsum, score[h][i]);
+          }
+        }
+      }
+    }
+    for (int h = 0; h < B; ++h) {
+      for (int i = 0; i < kVecs; ++i) {
+        hn::StoreU(score[h][i], df, &s.scores[std::size_t(h * T + tb) + i * kLanes]);
+      }
+    }
+  }
+}
+
+// Tail keys are FP16 and token-major: one dot product per token and head.
+template <int B>
+void tail_key_scores(const std::uint16_t* keys, int n, int D, const float* q, int T,
+                     Scratch& s) {
+  const DF df;
+  for (int t = 0; t < n; ++t) {
+    VF acc[B];
+    for (VF& a : acc) a = hn::Zero(df);
+    for (int c = 0; c < D; c += int(kLanes)) {
+      const VF k = load_halves(keys + std::size_t(t) * std::size_t(D) + std::size_t(c));
+      for (int h = 0; h < B; ++h) acc[h] = hn::MulAdd(hn::LoadU(df, q + h * D + c), k, acc[h]);
+    }
+    for (int h = 0; h < B; ++h) s.scores[std::size_t(h * T + t)] = hn::GetLane(hn::SumOfLanes(df, acc[h]));
+  }
+}
+
+// ---- online softmax over one tile of `valid` tokens; scores become probabilities ----
+
+template <int B>
+void softmax_update(int T, int valid, float* m, float* l, Scratch& s) {
+  const DF df;
+  for (int h = 0; h < B; ++h) {
+    float* row = &s.scores[std::size_t(h * T)];
+    std::fill(row + valid, row + T, kMasked);
+    VF vmax = hn::Set(df, kMasked);
+    for (int t = 0; t < T; t += int(kLanes)) vmax = hn::Max(vmax, hn::LoadU(df, row + t));
+    const float m_new = std::max(m[h], hn::GetLane(hn::MaxOfLanes(df, vmax)));
+    const float factor = std::exp(m[h] - m_new);  // 0 on the first tile (m = -inf)
+    const VF shift = hn::Set(df, m_new);
+    for (int t = 0; t < T; t += int(kLanes)) {
+      hn::StoreU(hn::Exp(df, hn::Sub(hn::LoadU(df, row + t), shift)), df, row + t);
+    }
+    // Padding must weigh exactly nothing, whatever Exp returns for the mask value.
+    std::fill(row + valid, row + T, 0.0f);
+    VF vsum = hn::Zero(df);
+    for (int t = 0; t < T; t += int(kLanes)) vsum = hn::Add(vsum, hn::LoadU(df, row + t));
+    const float sum = hn::GetLane(hn::SumOfLanes(df, vsum));
+    l[h] = l[h] * factor + sum;
+    m[h] = m_new;
+    s.factor[h] = factor;
+  }
+}
+
+// ---- values: o_h = o_h · factor_h + Σ_t p_ht v_t ----
+
+template <Precision P, int B>
+void accumulate_values(const std::uint16_t* scales, const std::uint16_t* zeros,
+                       QuantAxis axis, int group_size, const std::uint8_t* codes, int T,
+                       int valid, int D, float* o, Scratch& s) {
+  const DF df;
+  constexpr bool scaled = P != Precision::fp16;
+  constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
+  const bool per_token = scaled && axis == QuantAxis::per_token;
+  const int groups = per_token ? (D + group_size - 1) / group_size : 1;
+
+  // Weights per token (and value group): probabilities, times the token's scale when values
+  // are grouped per token; zero terms summed once per group.
+  float p_sum[B] = {};
+  for (int h = 0; h < B; ++h) {
+    for (int g = 0; g < groups; ++g) {
+      float zero_sum = 0.0f;
+      for (int t = 0; t < valid; ++t) {
+        const float p = s.scores[std::size_t(h * T + t)];
+        float& w = s.weights[std::size_t(h * T + t) * std::size_t(groups) + std::size_t(g)];
+        if (per_token) {
+          const std::size_t at = std::size_t(t) * std::size_t(groups) + std::size_t(g);
+          w = p * f32_from_f16_bits(scales[at]);
+          if (has_zero) zero_sum += p * f32_from_f16_bits(zeros[at]);
+        } else {
+          w = p;
+          p_sum[h] += p;
+        }
+      }
+      s.extra[std::size_t(h * groups + g)] = zero_sum;
+    }
+  }
+  for (int db = 0; db < D; db += kBlock) {
+    const int g = per_token ? db / group_size : 0;
+    VF acc[B][kVecs];
+    for (auto& row : acc) for (VF& a : row) a = hn::Zero(df);
+    for (int t = 0; t < valid; ++t) {
+      VF code[kVecs];
+      decode32<P>(codes, std::size_t(t) * std::size_t(D) + std::size_t(db), code);
+      for (int h = 0; h < B; ++h) {
+        const VF w = hn::Set(
+            df, s.weights[std::size_t(h * T + t) * std::size_t(groups) + std::size_t(g)]);
+        for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::MulAdd(w, code[i], acc[h][i]);
+      }
+    }
+    for (int h = 0; h < B; ++h) {
+      const VF factor = hn::Set(df, s.factor[h]);
+      for (int i = 0; i < kVecs; ++i) {
+        const std::size_t d = std::size_t(db) + i * kLanes;
+        VF value = acc[h][i];
+        if (scaled && !per_token) {  // per-channel scale and zero, applied once per tile
+          value = hn::Mul(load_halves(scales + d), value);
+          if (has_zero) value = hn::MulAdd(load_halves(zeros + d), hn::Set(df, p_sum[h]), value);
+        } else if (has_zero) {
+          value = hn::Add(value, hn::Set(df, s.extra[std::size_t(h * groups + g)]));
+        }
+        float* out = o + std::size_t(h * D) + d;
+        hn::StoreU(hn::MulAdd(hn::LoadU(df, out), factor, value), df, out);
+      }
+    }
+  }
+}
+
+// ---- drivers ----
+
+template <Precision P, int B>
+void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last,
+                   const RangeTask& task, int h0, Scratch& s) {
+  const TileFormat& f = *seg.format;
+  const float* q = task.q + std::size_t(h0 * task.head_dim);
+  float* o = task.o + std::size_t(h0 * task.head_dim);
+  for (std::int64_t i = first; i < last; ++i) {
+    const std::uint8_t* tile = seg.data + std::size_t(i) * f.bytes;
+    const int valid = seg.tiles[i].valid;
+    key_scores<P, B>(f, tile, q, s);
+    softmax_update<B>(f.tokens, valid, task.m + h0, task.l + h0, s);
+    const std::uint8_t* values = tile + f.value_offset;
+    accumulate_values<P, B>(as_halves(values + f.value.scales_offset),
+                            as_halves(values + f.value.zeros_offset), f.value_spec.axis,
+                            f.value_spec.group_size, values, f.tokens, valid, f.head_dim, o, s);
+  }
+}
+
+template <int B>
+void tail_tiles(std::int64_t first, std::int64_t last, const RangeTask& task, int h0,
+                Scratch& s) {
+  const int T = task.tile_tokens;
+  const int D = task.head_dim;
+  const float* q = task.q + std::size_t(h0 * D);
+  float* o = task.o + std::size_t(h0 * D);
+  for (std::int64_t i = first; i < last; ++i) {
+    const std::int64_t t0 = i * T;
+    const int valid = int(std::min<std::int64_t>(T, task.tail_visible - t0));
+    const std::size_t offset = std::size_t(t0) * std::size_t(D);
+    tail_key_scores<B>(task.head->tail_keys + offset, valid, D, q, T, s);
+    softmax_update<B>(T, valid, task.m + h0, task.l + h0, s);
+    accumulate_values<Precision::fp16, B>(nullptr, nullptr, QuantAxis::per_token, T,
+                                          reinterpret_cast<const std::uint8_t*>(
+                                              task.head->tail_values + offset),
+                                          T, valid, D, o, s);
+  }
+}
+
+template <int B>
+void run_batch(const RangeTask& task, int h0, Scratch& s) {
+  std::int64_t base = 0;
+  for (const SegmentView& seg : task.head->segments) {
+    const std::int64_t first = std::max<std::int64_t>(task.begin - base, 0);
+    const std::int64_t last = std::min<std::int64_t>(task.end - base, seg.n_tiles);
+    if (first < last) {
+      switch (seg.format->precision) {
+        case Precision::fp16: segment_tiles<Precision::fp16, B>(seg, first, last, task, h0, s); break;
+        case Precision::int8: segment_tiles<Precision::int8, B>(seg, first, last, task, h0, s); break;
+        case Precision::nf4: segment_tiles<Precision::nf4, B>(seg, first, last, task, h0, s); break;
+        case Precision::int4: segment_tiles<Precision::int4, B>(seg, first, last, task, h0, s); break;
+        case Precision::int2: segment_tiles<Precision::int2, B>(seg, first, last, task, h0, s); break;
+      }
+    }
+    base += seg.n_tiles;
+  }
+  const std::int64_t first = std::max<std::int64_t>(task.begin - base, 0);
+  const std::int64_t last = task.end - base;
+  if (first < last) tail_tiles<B>(first, last, task, h0, s);
+}
+
+void AttendRange(const RangeTask& task) {
+  const int T = task.tile_tokens;
+  const int D = task.head_dim;
+  const int batch_max = std::min(task.n_heads, 8);
+  Scratch s;
+  s.scores.resize(std::size_t(batch_max * T));
+  const int value_groups = std::max(1, (D + T - 1) / T);
+  s.weights.resize(std::size_t(batch_max * T * value_groups));
+  s.qm.resize(std::size_t(batch_max * D));
+  s.extra.resize(std::size_t(batch_max * D));
+  // Query heads in batches of 8, 4, 2, 1: each batch shares one decode of every code.
+  for (int h0 = 0; h0 < task.n_heads;) {
+    const int left = task.n_heads - h0;
+    if (left >= 8) { run_batch<8>(task, h0, s); h0 += 8; }
+    else if (left >= 4) { run_batch<4>(task, h0, s); h0 += 4; }
+    else if (left >= 2) { run_batch<2>(task, h0, s); h0 += 2; }
+    else { run_batch<1>(task, h0, s); h0 += 1; }
+  }
+}
+
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cocktail::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace cocktail::cpu {
+
+HWY_EXPORT(AttendRange);
+HWY_EXPORT(TargetName);
+
+void attend_range(const RangeTask& task) { HWY_DYNAMIC_DISPATCH(AttendRange)(task); }
+
+const char* simd_target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+std::int64_t count_tiles(const HeadView& head, std::int64_t tail_visible, int tile_tokens) {
+  std::int64_t n = 0;
+  for (const SegmentView& seg : head.segments) n += seg.n_tiles;
+  return n + (tail_visible + tile_tokens - 1) / tile_tokens;
+}
+
+}  // namespace cocktail::cpu
+#endif

@@ -1,0 +1,69 @@
+#include "cpu_backend.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "attention/attention.hpp"
+#include "attention/tile_kernels.hpp"
+#include "kv_store.hpp"
+#include "quant/quantizer.hpp"
+
+namespace cocktail::cpu {
+
+namespace {
+
+// The CPU backend runs everywhere, so it scores low: any working accelerator backend wins
+// `backend = "auto"`.
+constexpr int kCpuScore = 10;
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.starts_with("model name")) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "CPU";
+}
+
+class CpuCompute final : public Compute {
+ public:
+  std::string_view name() const override { return "cpu"; }
+};
+
+}  // namespace
+
+CpuBackend::CpuBackend(Options& options)
+    : threads_(int(options.get_int("threads", 0, 0, 1024))) {}
+
+Availability CpuBackend::availability() const {
+  return {kCpuScore, std::string("runs on this CPU with SIMD target ") + simd_target_name()};
+}
+
+std::vector<DeviceInfo> CpuBackend::devices() const {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  const std::size_t memory = pages > 0 && page_size > 0 ? std::size_t(pages) * std::size_t(page_size) : 0;
+  return {{cpu_model_name() + " (" + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores)",
+           memory}};
+}
+
+std::shared_ptr<Quantizer> CpuBackend::make_quantizer(const QuantSpec& spec) {
+  return std::make_shared<CpuQuantizer>(spec);
+}
+
+std::shared_ptr<KvStore> CpuBackend::make_kv_store(const KvStoreOptions& options) {
+  return std::make_shared<CpuKvStore>(options);
+}
+
+std::shared_ptr<AttentionExecutor> CpuBackend::make_attention() {
+  return std::make_shared<CpuAttention>(threads_);
+}
+
+std::shared_ptr<Compute> CpuBackend::make_compute() { return std::make_shared<CpuCompute>(); }
+
+}  // namespace cocktail::cpu

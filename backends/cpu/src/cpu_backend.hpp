@@ -1,0 +1,27 @@
+#pragma once
+
+#include "cocktail/backend.hpp"
+#include "cocktail/options.hpp"
+
+namespace cocktail::cpu {
+
+// The reference backend: runs on any x86-64 or Arm CPU, with the SIMD target chosen at run
+// time. Config table [backend.cpu]: threads (0 = all cores).
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(Options& options);
+
+  std::string_view name() const override { return "cpu"; }
+  Availability availability() const override;
+  std::vector<DeviceInfo> devices() const override;
+
+  std::shared_ptr<Quantizer> make_quantizer(const QuantSpec& spec) override;
+  std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) override;
+  std::shared_ptr<AttentionExecutor> make_attention() override;
+  std::shared_ptr<Compute> make_compute() override;
+
+ private:
+  int threads_;
+};
+
+}  // namespace cocktail::cpu

@@ -1,0 +1,69 @@
+#pragma once
+
+// The CPU backend's packed block format, shared by the quantizer (which writes it) and the
+// attention kernels (which read it in place). A packed block is
+//
+//   [codes][scales][zeros]
+//
+// codes:  tokens·channels codes in the block's CodeOrder (flat index c·tokens + t when
+//         channel-major, t·channels + c when token-major). FP16 stores IEEE halves and has no
+//         scales or zeros. INT8 stores one byte a code. INT4, NF4 and INT2 are bit-packed
+//         planar in 16-byte units: with k = 8 / bits codes a byte, unit u holds flat codes
+//         [16k·u, 16k·(u+1)), and byte j of the unit holds codes 16k·u + j + 16·m (m = 0..k-1)
+//         in bits [m·bits, (m+1)·bits). One 16-byte load, shifted by m·bits and masked, gives
+//         16 consecutive codes: a full vector of lanes without shuffles.
+// scales, zeros: one FP16 each per quantization group (NF4: scales only, the group's absmax).
+//         The group grid is [ceil(tokens/G)][channels] for per-channel groups and
+//         [tokens][ceil(channels/G)] for per-token groups; it is stored row-major for
+//         token-major blocks and transposed for channel-major blocks, so a kernel walking the
+//         codes finds the scales of the same lanes contiguous.
+//
+// Dequantization: integer x = scale·code + zero; NF4 x = scale·kNf4Table[code].
+
+#include <array>
+#include <cstddef>
+
+#include "cocktail/quant_spec.hpp"
+#include "cocktail/quantizer.hpp"
+
+namespace cocktail::cpu {
+
+// The 16 NF4 levels (normal-float quantiles, QLoRA, Dettmers et al. 2023).
+inline constexpr std::array<float, 16> kNf4Table = {
+    -1.0f,
+    -0.6961928009986877f,
+    -0.5250730514526367f,
+    -0.39491748809814453f,
+    -0.28444138169288635f,
+    -0.18477343022823334f,
+    -0.09105003625154495f,
+    0.0f,
+    0.07958029955625534f,
+    0.16093020141124725f,
+    0.24611230194568634f,
+    0.33791524795532227f,
+    0.44070982489585876f,
+    0.5626170039176941f,
+    0.7229568362236023f,
+    1.0f};
+
+// Flat codes per planar unit: 16 bytes × codes per byte.
+constexpr int planar_unit_codes(Precision p) { return 16 * (8 / code_bits(p)); }
+
+struct PackedLayout {
+  std::size_t codes_bytes = 0;
+  std::size_t n_groups = 0;       // scales (and zeros) per block
+  std::size_t scales_offset = 0;  // bytes from the block start
+  std::size_t zeros_offset = 0;   // == total_bytes when the precision has no zeros
+  std::size_t total_bytes = 0;
+  int group_rows = 0;  // the group grid as stored: rows × cols (see above)
+  int group_cols = 0;
+};
+
+inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// Throws cocktail::Error when the shape cannot be packed (bit-packed precisions need
+// tokens·channels to be a multiple of planar_unit_codes; the group size must be positive).
+PackedLayout packed_layout(const QuantSpec& spec, const BlockShape& shape);
+
+}  // namespace cocktail::cpu

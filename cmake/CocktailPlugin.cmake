@@ -1,0 +1,35 @@
+# cocktail_add_plugin(<target> NAME <kind-name> SOURCES <files...>)
+#
+# Builds a Cocktail plugin: a MODULE library named `cocktail-<NAME>.so` that exports only its
+# entry point. Used in tree and by out-of-tree plugins (after find_package(Cocktail)). When
+# COCKTAIL_PLUGIN_OUTPUT_DIR / COCKTAIL_PLUGIN_INSTALL_DIR are set (in tree), the library is
+# written and installed there.
+set(_COCKTAIL_PLUGIN_EXPORTS_MAP ${CMAKE_CURRENT_LIST_DIR}/plugin-exports.map)
+
+function(cocktail_add_plugin target)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES" ${ARGN})
+  if(NOT ARG_NAME)
+    message(FATAL_ERROR "cocktail_add_plugin(${target}): NAME is required")
+  endif()
+  add_library(${target} MODULE ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE Cocktail::core)
+  set_target_properties(${target} PROPERTIES
+    PREFIX ""
+    OUTPUT_NAME "cocktail-${ARG_NAME}"
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  # Only the entry point leaves the library, not even the C++ runtime's template instances.
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    target_link_options(${target} PRIVATE
+      "LINKER:--version-script=${_COCKTAIL_PLUGIN_EXPORTS_MAP}")
+  endif()
+  if(COMMAND cocktail_set_warnings)
+    cocktail_set_warnings(${target})
+  endif()
+  if(COCKTAIL_PLUGIN_OUTPUT_DIR)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${COCKTAIL_PLUGIN_OUTPUT_DIR})
+  endif()
+  if(COCKTAIL_PLUGIN_INSTALL_DIR)
+    install(TARGETS ${target} LIBRARY DESTINATION ${COCKTAIL_PLUGIN_INSTALL_DIR})
+  endif()
+endfunction()

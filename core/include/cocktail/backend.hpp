@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cocktail/attention_executor.hpp"
+#include "cocktail/compute.hpp"
+#include "cocktail/kv_store.hpp"
+#include "cocktail/quantizer.hpp"
+
+namespace cocktail {
+
+struct DeviceInfo {
+  std::string name;
+  std::size_t memory_bytes = 0;
+};
+
+// How well a backend can run on this machine: score 0 means it cannot, and `reason` says why.
+// `backend = "auto"` picks the highest score.
+struct Availability {
+  int score = 0;
+  std::string reason;
+};
+
+// A compute device family (CPU, CUDA, ...). Makes the objects that hold and read K/V; owns
+// device memory. Objects it makes keep its plugin library loaded for as long as they live.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual Availability availability() const = 0;
+  virtual std::vector<DeviceInfo> devices() const = 0;
+
+  virtual std::shared_ptr<Quantizer> make_quantizer(const QuantSpec& spec) = 0;
+  virtual std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) = 0;
+  virtual std::shared_ptr<AttentionExecutor> make_attention() = 0;
+  virtual std::shared_ptr<Compute> make_compute() = 0;
+};
+
+}  // namespace cocktail

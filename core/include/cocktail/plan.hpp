@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cocktail/precision.hpp"
+
+namespace cocktail {
+
+// One chunk of the context: a run of tokens in original order, its score (NaN when the
+// planner did not ask for scores) and the precision the planner gave it.
+struct ChunkPlan {
+  int index = 0;
+  std::int64_t first_token = 0;
+  int n_tokens = 0;
+  double score = 0.0;
+  Precision precision = Precision::fp16;
+
+  friend bool operator==(const ChunkPlan&, const ChunkPlan&) = default;
+};
+
+// A planner's verdict over tokens [0, n_tokens()): chunks in token order, contiguous, from
+// token 0. Tokens past the plan stay in the FP16 tail.
+struct Plan {
+  std::vector<ChunkPlan> chunks;
+  // The thresholds the planner used (NaN when it has none), for reports.
+  double t_low = 0.0;
+  double t_high = 0.0;
+
+  std::int64_t n_tokens() const;
+  // Chunk indices in storage order: grouped by precision (fp16 first, int2 last), token order
+  // kept within a precision. This is the reordering of the method.
+  std::vector<int> storage_order() const;
+  // Tokens of the plan at precision p.
+  std::int64_t tokens_at(Precision p) const;
+  // Mean code bits per element over the plan's tokens (metadata excluded; see KvStore::bytes()
+  // for the exact footprint).
+  double average_code_bits() const;
+  // Throws cocktail::Error naming the first chunk that is not contiguous from token 0.
+  void validate() const;
+};
+
+}  // namespace cocktail

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "cocktail/precision.hpp"
+
+namespace cocktail {
+
+// Which elements share one scale and zero.
+//  per_channel: one channel over `group_size` consecutive tokens (KIVI's choice for keys);
+//  per_token:   one token over `group_size` consecutive channels (KIVI's choice for values).
+enum class QuantAxis : unsigned char { per_channel, per_token };
+
+constexpr std::string_view to_string(QuantAxis a) {
+  return a == QuantAxis::per_channel ? "channel" : "token";
+}
+
+constexpr std::optional<QuantAxis> parse_quant_axis(std::string_view name) {
+  if (name == "channel") return QuantAxis::per_channel;
+  if (name == "token") return QuantAxis::per_token;
+  return std::nullopt;
+}
+
+// How one block of values is quantized. Integer precisions are asymmetric:
+// x ≈ scale·code + zero, with scale and zero stored in FP16. NF4 is block-wise absmax:
+// x ≈ absmax·nf4_table[code]. FP16 ignores group and axis.
+struct QuantSpec {
+  Precision precision = Precision::fp16;
+  int group_size = 32;
+  QuantAxis axis = QuantAxis::per_token;
+
+  friend bool operator==(const QuantSpec&, const QuantSpec&) = default;
+};
+
+// Quantization layout of a whole K/V cache: the group size and the axis for keys and values.
+// Every precision of a mixed cache uses the same layout.
+struct KvQuantLayout {
+  int group_size = 32;
+  QuantAxis key_axis = QuantAxis::per_channel;
+  QuantAxis value_axis = QuantAxis::per_token;
+
+  QuantSpec key_spec(Precision p) const { return {p, group_size, key_axis}; }
+  QuantSpec value_spec(Precision p) const { return {p, group_size, value_axis}; }
+
+  friend bool operator==(const KvQuantLayout&, const KvQuantLayout&) = default;
+};
+
+}  // namespace cocktail

@@ -1,0 +1,89 @@
+#include "cocktail/engine.hpp"
+
+#include <utility>
+
+#include "cocktail/error.hpp"
+#include "cocktail/logging.hpp"
+
+namespace cocktail {
+
+namespace {
+
+PluginKind kind_of_table(const std::string& kind) {
+  if (kind == "backend") return PluginKind::backend;
+  if (kind == "planner") return PluginKind::planner;
+  return PluginKind::scorer;
+}
+
+// Creates the plugin of every [kind.name] table once, so an unknown key or a bad value in any
+// table is reported now, even for plugins this run does not use.
+void validate_plugin_tables(const PluginRegistry& registry, const Config& config) {
+  for (const auto& [kind, tables] : config.plugins) {
+    for (const auto& [name, table] : tables) {
+      Options options = table;
+      switch (kind_of_table(kind)) {
+        case PluginKind::backend: registry.make_backend(name, &options); break;
+        case PluginKind::planner: registry.make_planner(name, &options); break;
+        case PluginKind::scorer: registry.make_scorer(name, &options); break;
+      }
+    }
+  }
+}
+
+std::shared_ptr<Backend> make_configured_backend(const PluginRegistry& registry,
+                                                 const Config& config, const std::string& name) {
+  Options options = config.plugin_options("backend", name);
+  return registry.make_backend(name, &options);
+}
+
+}  // namespace
+
+std::shared_ptr<Backend> choose_backend(const PluginRegistry& registry, const Config& config) {
+  std::shared_ptr<Backend> best;
+  int best_score = 0;
+  std::string why_not;
+  for (const PluginInfo& info : registry.plugins_of(PluginKind::backend)) {
+    try {
+      auto backend = make_configured_backend(registry, config, info.name);
+      const Availability a = backend->availability();
+      if (a.score > best_score) {
+        best = std::move(backend);
+        best_score = a.score;
+      } else if (a.score <= 0) {
+        why_not += "\n  " + info.name + ": " + a.reason;
+      }
+    } catch (const Error& e) {
+      why_not += "\n  " + info.name + ": " + e.what();
+    }
+  }
+  if (!best) throw PluginError("no backend can run on this machine:" + why_not);
+  log().info("backend auto: chose '{}' (score {})", best->name(), best_score);
+  return best;
+}
+
+Engine::Engine(const Config& config)
+    : settings_(config.engine), registry_(config.engine.plugin_paths) {
+  set_log_level(settings_.log_level);
+  validate_plugin_tables(registry_, config);
+
+  if (settings_.backend == "auto") {
+    backend_ = choose_backend(registry_, config);
+  } else {
+    backend_ = make_configured_backend(registry_, config, settings_.backend);
+    if (const Availability a = backend_->availability(); a.score <= 0) {
+      throw PluginError("backend '" + settings_.backend + "' cannot run here: " + a.reason);
+    }
+  }
+  Options planner_options = config.plugin_options("planner", settings_.planner);
+  planner_ = registry_.make_planner(settings_.planner, &planner_options);
+  Options scorer_options = config.plugin_options("scorer", settings_.scorer);
+  scorer_ = registry_.make_scorer(settings_.scorer, &scorer_options);
+}
+
+Session Engine::new_session(const KvShape& shape, std::int64_t max_tokens) const {
+  KvStoreOptions options{shape, settings_.layout, max_tokens};
+  return Session(backend_->make_kv_store(options), backend_->make_attention(), planner_,
+                 scorer_);
+}
+
+}  // namespace cocktail

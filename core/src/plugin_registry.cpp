@@ -1,0 +1,253 @@
+#include "cocktail/plugin_registry.hpp"
+
+#include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <cstddef>
+#include <cstdlib>
+#include <sstream>
+#include <utility>
+
+#include "cocktail/error.hpp"
+#include "cocktail/logging.hpp"
+#include "cocktail/plugin_abi.h"
+#include "cocktail/version.hpp"
+
+namespace cocktail {
+
+namespace fs = std::filesystem;
+
+// A plugin library kept open for as long as the registry or any object it created lives.
+class LoadedLibrary {
+ public:
+  LoadedLibrary(boost::dll::shared_library library, const cocktail_plugin_descriptor& descriptor)
+      : library_(std::move(library)), descriptor_(descriptor) {}
+  const cocktail_plugin_descriptor& descriptor() const { return descriptor_; }
+
+ private:
+  boost::dll::shared_library library_;
+  const cocktail_plugin_descriptor& descriptor_;
+};
+
+struct PluginRegistry::Entry {
+  PluginInfo info;
+  std::shared_ptr<const LoadedLibrary> library;
+};
+
+std::string_view to_string(PluginKind kind) {
+  switch (kind) {
+    case PluginKind::backend: return "backend";
+    case PluginKind::planner: return "planner";
+    case PluginKind::scorer: return "scorer";
+  }
+  return "?";
+}
+
+namespace {
+
+// Ties `object`'s lifetime to `owner`: the owner (a library, a backend) is released only after
+// the object is destroyed, so a plugin's code outlives everything it made.
+template <class T>
+std::shared_ptr<T> tie_lifetime(std::shared_ptr<T> object, std::shared_ptr<const void> owner) {
+  auto both = std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<T>>>(
+      std::move(owner), std::move(object));
+  T* raw = both->second.get();
+  return std::shared_ptr<T>(std::move(both), raw);
+}
+
+// A backend from a plugin library; every object it makes keeps the backend (and so the
+// library) alive.
+class PluginBackend final : public Backend {
+ public:
+  explicit PluginBackend(std::shared_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return inner_->name(); }
+  Availability availability() const override { return inner_->availability(); }
+  std::vector<DeviceInfo> devices() const override { return inner_->devices(); }
+  std::shared_ptr<Quantizer> make_quantizer(const QuantSpec& spec) override {
+    return tie_lifetime(inner_->make_quantizer(spec), inner_);
+  }
+  std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) override {
+    return tie_lifetime(inner_->make_kv_store(options), inner_);
+  }
+  std::shared_ptr<AttentionExecutor> make_attention() override {
+    return tie_lifetime(inner_->make_attention(), inner_);
+  }
+  std::shared_ptr<Compute> make_compute() override {
+    return tie_lifetime(inner_->make_compute(), inner_);
+  }
+
+ private:
+  std::shared_ptr<Backend> inner_;
+};
+
+bool is_plugin_file_name(const fs::path& file) {
+  const std::string name = file.filename().string();
+  return name.starts_with("cocktail-") && file.extension() == ".so";
+}
+
+std::vector<fs::path> split_path_list(const char* list) {
+  std::vector<fs::path> paths;
+  if (!list) return paths;
+  std::stringstream stream(list);
+  std::string item;
+  while (std::getline(stream, item, ':')) {
+    if (!item.empty()) paths.emplace_back(item);
+  }
+  return paths;
+}
+
+// Why a descriptor cannot be used, or empty when it can.
+std::string descriptor_problem(const cocktail_plugin_descriptor* d) {
+  if (!d) return "its entry returned no descriptor";
+  if (d->abi_major != kAbiMajor) {
+    return "built for plugin ABI " + std::to_string(d->abi_major) + "." +
+           std::to_string(d->abi_minor) + ", this host speaks ABI " + std::to_string(kAbiMajor) +
+           "." + std::to_string(kAbiMinor) + "; rebuild the plugin against this Cocktail";
+  }
+  const std::size_t needed = offsetof(cocktail_plugin_descriptor, destroy) + sizeof(d->destroy);
+  if (d->struct_size < needed) {
+    return "descriptor is " + std::to_string(d->struct_size) + " bytes, at least " +
+           std::to_string(needed) + " expected";
+  }
+  if (d->kind < COCKTAIL_PLUGIN_BACKEND || d->kind > COCKTAIL_PLUGIN_SCORER) {
+    return "unknown plugin kind " + std::to_string(d->kind);
+  }
+  if (!d->name || !*d->name) return "descriptor has no name";
+  if (!d->create || !d->destroy) return "descriptor lacks its create or destroy function";
+  return {};
+}
+
+}  // namespace
+
+PluginRegistry::PluginRegistry(const std::vector<fs::path>& extra_paths) {
+  // The folder beside the core library: build/lib/cocktail in the build tree,
+  // <prefix>/lib/cocktail once installed.
+  search_path_.push_back(boost::dll::this_line_location().parent_path().string() + "/cocktail");
+  for (const fs::path& p : split_path_list(std::getenv("COCKTAIL_PLUGIN_PATH"))) {
+    search_path_.push_back(p);
+  }
+  for (const fs::path& p : extra_paths) search_path_.push_back(p);
+  for (const fs::path& p : search_path_) scan(p);
+}
+
+PluginRegistry::~PluginRegistry() = default;
+PluginRegistry::PluginRegistry(PluginRegistry&&) noexcept = default;
+PluginRegistry& PluginRegistry::operator=(PluginRegistry&&) noexcept = default;
+
+void PluginRegistry::scan(const fs::path& path_or_dir) {
+  std::error_code ec;
+  if (fs::is_regular_file(path_or_dir, ec)) {
+    try_load(path_or_dir);
+    return;
+  }
+  if (!fs::is_directory(path_or_dir, ec)) {
+    log().debug("plugin search path {} does not exist", path_or_dir.string());
+    return;
+  }
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(path_or_dir, ec)) {
+    if (e.is_regular_file(ec) && is_plugin_file_name(e.path())) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) try_load(f);
+}
+
+void PluginRegistry::try_load(const fs::path& file) {
+  try {
+    load(file);
+  } catch (const PluginError& e) {
+    rejections_.push_back({file, e.what()});
+    log().warn("{}", e.what());
+  }
+}
+
+void PluginRegistry::load(const fs::path& file) {
+  const auto refuse = [&file](const std::string& reason) {
+    throw PluginError("plugin " + file.string() + " refused: " + reason);
+  };
+  boost::dll::shared_library library;
+  try {
+    library.load(boost::dll::fs::path(file.string()), boost::dll::load_mode::rtld_now |
+                                                           boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    refuse(std::string("cannot be loaded as a shared library: ") + e.what());
+  }
+  if (!library.has(COCKTAIL_PLUGIN_ENTRY_SYMBOL)) {
+    refuse("it does not export " COCKTAIL_PLUGIN_ENTRY_SYMBOL " (not a Cocktail plugin)");
+  }
+  const auto entry = library.get<const cocktail_plugin_descriptor*()>(COCKTAIL_PLUGIN_ENTRY_SYMBOL);
+  const cocktail_plugin_descriptor* descriptor = entry();
+  if (std::string problem = descriptor_problem(descriptor); !problem.empty()) refuse(problem);
+
+  PluginInfo info{PluginKind(descriptor->kind), descriptor->name,
+                  descriptor->version ? descriptor->version : "",
+                  descriptor->description ? descriptor->description : "", file};
+  for (const Entry& e : entries_) {
+    if (e.info.kind == info.kind && e.info.name == info.name) {
+      refuse(std::string(to_string(info.kind)) + " '" + info.name + "' is already provided by " +
+             e.info.file.string());
+    }
+  }
+  log().debug("loaded {} plugin '{}' {} from {}", to_string(info.kind), info.name, info.version,
+              file.string());
+  infos_.push_back(info);
+  entries_.push_back({std::move(info),
+                      std::make_shared<const LoadedLibrary>(std::move(library), *descriptor)});
+}
+
+std::vector<PluginInfo> PluginRegistry::plugins_of(PluginKind kind) const {
+  std::vector<PluginInfo> out;
+  for (const PluginInfo& info : infos_) {
+    if (info.kind == kind) out.push_back(info);
+  }
+  return out;
+}
+
+const PluginRegistry::Entry& PluginRegistry::find(PluginKind kind, const std::string& name) const {
+  std::string known;
+  for (const Entry& e : entries_) {
+    if (e.info.kind != kind) continue;
+    if (e.info.name == name) return e;
+    known += (known.empty() ? "" : ", ") + e.info.name;
+  }
+  std::string message = "no " + std::string(to_string(kind)) + " plugin named '" + name +
+                        "'; found: " + (known.empty() ? "none" : known) + "; searched:";
+  for (const fs::path& p : search_path_) message += " " + p.string();
+  for (const PluginRejection& r : rejections_) message += "\n  " + r.reason;
+  throw PluginError(message);
+}
+
+std::shared_ptr<void> PluginRegistry::create(PluginKind kind, const std::string& name,
+                                             Options* options) const {
+  const Entry& entry = find(kind, name);
+  const cocktail_plugin_descriptor& d = entry.library->descriptor();
+  char error[1024] = {};
+  void* object = nullptr;
+  if (d.create(options, &object, error, sizeof error) != 0 || !object) {
+    throw PluginError(std::string(to_string(kind)) + " '" + name + "' from " +
+                      entry.info.file.string() + " failed to start: " +
+                      (*error ? error : "its factory returned no object"));
+  }
+  // The deleter holds the library, so the library is unloaded only after the object is gone.
+  return std::shared_ptr<void>(object, [library = entry.library](void* p) {
+    library->descriptor().destroy(p);
+  });
+}
+
+std::shared_ptr<Backend> PluginRegistry::make_backend(const std::string& name,
+                                                      Options* options) const {
+  auto inner = std::static_pointer_cast<Backend>(create(PluginKind::backend, name, options));
+  return std::make_shared<PluginBackend>(std::move(inner));
+}
+
+std::shared_ptr<ChunkPlanner> PluginRegistry::make_planner(const std::string& name,
+                                                           Options* options) const {
+  return std::static_pointer_cast<ChunkPlanner>(create(PluginKind::planner, name, options));
+}
+
+std::shared_ptr<ChunkScorer> PluginRegistry::make_scorer(const std::string& name,
+                                                         Options* options) const {
+  return std::static_pointer_cast<ChunkScorer>(create(PluginKind::scorer, name, options));
+}
+
+}  // namespace cocktail

@@ -1,0 +1,270 @@
+// Reordered mixed-precision attention against a float64 reference computed in the original
+// token order on the dequantized values (the store's own snapshot, sorted back by position).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "attention/attention.hpp"
+#include "cocktail/error.hpp"
+#include "kv_store.hpp"
+
+namespace cocktail::cpu {
+namespace {
+
+struct Mix {
+  double fp16, int4, int2;  // fractions of chunks; the rest goes to int8 and nf4 alternately
+};
+
+std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Fills a store with n_tokens random tokens in every layer; keys get an outlier channel, as
+// real keys do, so per-channel and per-token grouping differ.
+std::vector<std::vector<float>> fill(CpuKvStore& store, std::int64_t n_tokens, std::mt19937& rng) {
+  const KvShape& s = store.options().shape;
+  std::vector<std::vector<float>> kv;
+  for (int layer = 0; layer < s.n_layers; ++layer) {
+    auto k = random_floats(std::size_t(n_tokens) * s.token_floats(), rng);
+    auto v = random_floats(k.size(), rng, 0.5f);
+    for (std::size_t i = 3; i < k.size(); i += std::size_t(s.head_dim)) k[i] *= 8.0f;
+    store.append(layer, k, v, n_tokens);
+    kv.push_back(std::move(k));
+    kv.push_back(std::move(v));
+  }
+  return kv;
+}
+
+Plan make_plan(std::int64_t n_context, int chunk, Mix mix, std::mt19937& rng) {
+  Plan plan;
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int other = 0;
+  for (std::int64_t first = 0; first < n_context; first += chunk) {
+    ChunkPlan c;
+    c.index = int(plan.chunks.size());
+    c.first_token = first;
+    c.n_tokens = int(std::min<std::int64_t>(chunk, n_context - first));
+    const double r = u(rng);
+    if (c.n_tokens < chunk || r < mix.fp16) c.precision = Precision::fp16;
+    else if (r < mix.fp16 + mix.int4) c.precision = Precision::int4;
+    else if (r < mix.fp16 + mix.int4 + mix.int2) c.precision = Precision::int2;
+    else c.precision = (other++ % 2) ? Precision::nf4 : Precision::int8;
+    plan.chunks.push_back(c);
+  }
+  return plan;
+}
+
+// Exact attention in float64 over rows sorted back into token order.
+std::vector<double> reference(const KvHeadSnapshot& snap, const float* q, int dim, float scale,
+                              std::int64_t visible) {
+  std::vector<std::size_t> order(snap.positions.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return snap.positions[a] < snap.positions[b]; });
+  std::vector<double> scores;
+  for (std::size_t r : order) {
+    if (snap.positions[r] >= visible) break;
+    double dot = 0.0;
+    for (int d = 0; d < dim; ++d) dot += double(q[d]) * snap.keys[r * std::size_t(dim) + std::size_t(d)];
+    scores.push_back(dot * scale);
+  }
+  const double m = *std::max_element(scores.begin(), scores.end());
+  double sum = 0.0;
+  std::vector<double> out(std::size_t(dim), 0.0);
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    const double p = std::exp(scores[i] - m);
+    sum += p;
+    for (int d = 0; d < dim; ++d) out[std::size_t(d)] += p * snap.values[order[i] * std::size_t(dim) + std::size_t(d)];
+  }
+  for (double& x : out) x /= sum;
+  return out;
+}
+
+double relative_error(const float* got, const std::vector<double>& want) {
+  double err = 0.0, norm = 0.0;
+  for (std::size_t d = 0; d < want.size(); ++d) {
+    err = std::max(err, std::abs(double(got[d]) - want[d]));
+    norm = std::max(norm, std::abs(want[d]));
+  }
+  return err / norm;
+}
+
+struct Case {
+  int kv_heads, gqa, dim;
+  std::int64_t context, query;
+  Mix mix;
+  QuantAxis key_axis, value_axis;
+  int threads;
+};
+
+void expect_decode_matches_reference(const Case& c) {
+  std::mt19937 rng(1234 + unsigned(c.context) + unsigned(c.gqa));
+  KvStoreOptions opt;
+  opt.shape = {2, c.kv_heads, c.dim};
+  opt.layout = {32, c.key_axis, c.value_axis};
+  CpuKvStore store(opt);
+  fill(store, c.context, rng);
+  store.commit(make_plan(c.context, 32, c.mix, rng));
+  fill(store, c.query, rng);  // the FP16 tail
+
+  CpuAttention attention(c.threads);
+  const int q_heads = c.kv_heads * c.gqa;
+  const float scale = 1.0f / std::sqrt(float(c.dim));
+  for (int layer = 0; layer < 2; ++layer) {
+    const auto q = random_floats(std::size_t(q_heads * c.dim), rng);
+    std::vector<float> out(q.size());
+    attention.decode(store, layer, q, q_heads, scale, out);
+    for (int h = 0; h < q_heads; ++h) {
+      const auto snap = store.snapshot(layer, h / c.gqa);
+      const auto want = reference(snap, q.data() + h * c.dim, c.dim, scale, c.context + c.query);
+      EXPECT_LT(relative_error(out.data() + h * c.dim, want), 1e-5)
+          << "layer " << layer << " head " << h << " context " << c.context;
+    }
+  }
+}
+
+constexpr Mix kPaperMix{0.1, 0.3, 0.6};
+constexpr Mix kEveryPrecision{0.2, 0.2, 0.2};
+constexpr QuantAxis kCh = QuantAxis::per_channel;
+constexpr QuantAxis kTok = QuantAxis::per_token;
+
+TEST(CpuAttention, MixedCacheMatchesReferenceGqa1) {
+  expect_decode_matches_reference({2, 1, 128, 1000, 5, kPaperMix, kCh, kTok, 2});
+}
+TEST(CpuAttention, MixedCacheMatchesReferenceGqa4) {
+  expect_decode_matches_reference({2, 4, 64, 517, 3, kPaperMix, kCh, kTok, 2});
+}
+TEST(CpuAttention, EveryPrecisionGqa3) {  // 3 = a batch of 2 heads and a batch of 1
+  expect_decode_matches_reference({1, 3, 128, 777, 1, kEveryPrecision, kCh, kTok, 1});
+}
+TEST(CpuAttention, GqaGroupOf12) {  // batches of 8 and 4
+  expect_decode_matches_reference({1, 12, 64, 300, 2, kEveryPrecision, kCh, kTok, 2});
+}
+TEST(CpuAttention, KeysPerTokenValuesPerChannel) {
+  expect_decode_matches_reference({2, 2, 128, 450, 7, kEveryPrecision, kTok, kCh, 2});
+}
+TEST(CpuAttention, LongSingleHeadSplitsAcrossThreads) {
+  expect_decode_matches_reference({1, 1, 128, 4100, 1, kPaperMix, kCh, kTok, 4});
+}
+TEST(CpuAttention, OnlyTheTail) {
+  expect_decode_matches_reference({2, 2, 64, 0, 45, kPaperMix, kCh, kTok, 2});
+}
+
+TEST(CpuAttention, Fp16StoreEqualsExactAttention) {
+  std::mt19937 rng(7);
+  KvStoreOptions opt;
+  opt.shape = {1, 2, 64};
+  CpuKvStore store(opt);
+  const auto kv = fill(store, 333, rng);
+  store.commit(make_plan(333, 32, {1.0, 0.0, 0.0}, rng));
+  CpuAttention attention(2);
+  const auto q = random_floats(2 * 64, rng);
+  std::vector<float> out(q.size());
+  const float scale = 0.125f;
+  attention.decode(store, 0, q, 2, scale, out);
+  for (int h = 0; h < 2; ++h) {
+    // The exact inputs, in token order, rounded to FP16 as the store keeps them.
+    KvHeadSnapshot exact;
+    for (std::int64_t t = 0; t < 333; ++t) {
+      exact.positions.push_back(t);
+      for (int d = 0; d < 64; ++d) {
+        const std::size_t i = std::size_t(t) * 128 + std::size_t(h * 64 + d);
+        exact.keys.push_back(f32_from_f16_bits(f16_bits_from_f32(kv[0][i])));
+        exact.values.push_back(f32_from_f16_bits(f16_bits_from_f32(kv[1][i])));
+      }
+    }
+    const auto want = reference(exact, q.data() + h * 64, 64, scale, 333);
+    EXPECT_LT(relative_error(out.data() + h * 64, want), 1e-5);
+  }
+}
+
+TEST(CpuAttention, CausalPrefillMatchesReference) {
+  std::mt19937 rng(11);
+  KvStoreOptions opt;
+  opt.shape = {1, 2, 64};
+  CpuKvStore store(opt);
+  fill(store, 70, rng);
+  CpuAttention attention(2);
+  const int q_heads = 4;
+  const auto q = random_floats(std::size_t(70 * q_heads * 64), rng);
+  std::vector<float> out(q.size());
+  attention.prefill(store, 0, q, 70, q_heads, 0.125f, out);
+  for (std::int64_t i = 0; i < 70; i += 23) {
+    for (int h = 0; h < q_heads; ++h) {
+      const std::size_t at = (std::size_t(i) * q_heads + std::size_t(h)) * 64;
+      const auto want = reference(store.snapshot(0, h / 2), q.data() + at, 64, 0.125f, i + 1);
+      EXPECT_LT(relative_error(out.data() + at, want), 1e-5) << "token " << i;
+    }
+  }
+}
+
+TEST(CpuKvStore, BytesAreExactAndTailGrowsWithoutTouchingSegments) {
+  std::mt19937 rng(3);
+  KvStoreOptions opt;
+  opt.shape = {2, 2, 128};
+  CpuKvStore store(opt);
+  fill(store, 96, rng);
+  Plan plan = make_plan(96, 32, {0.0, 0.0, 1.0}, rng);  // three INT2 chunks
+  store.commit(plan);
+  // INT2 tile: K codes 32·128/4 + per-channel scale and zero (2·128·2); V codes 1024 + per-token
+  // scale and zero for 4 groups of 32 tokens (2·32·4·2).
+  const std::size_t tile = 1024 + 512 + 1024 + 512;
+  EXPECT_EQ(store.bytes(), 3 * tile * 2 * 2);
+  const auto segment_before = store.view(0, 0).segments[0].data;
+  fill(store, 1000, rng);
+  EXPECT_EQ(store.view(0, 0).segments[0].data, segment_before);
+  EXPECT_EQ(store.bytes(), 3 * tile * 2 * 2 + std::size_t(1000) * 2 * 2 * 128 * 2 * 2);
+}
+
+TEST(CpuKvStore, LaterPlansOnlyLowerPrecisionFromFp16OrInt8) {
+  std::mt19937 rng(5);
+  KvStoreOptions opt;
+  opt.shape = {1, 1, 64};
+  CpuKvStore store(opt);
+  fill(store, 128, rng);
+  Plan plan = make_plan(64, 32, {1.0, 0.0, 0.0}, rng);
+  plan.chunks[1].precision = Precision::int8;
+  store.commit(plan);
+  const auto int8_snapshot = store.snapshot(0, 0);
+
+  Plan aged = make_plan(96, 32, {1.0, 0.0, 0.0}, rng);
+  aged.chunks[1].precision = Precision::int4;  // int8 → int4, from the int8 form
+  aged.chunks[2].precision = Precision::int8;  // from the tail
+  store.commit(aged);
+  EXPECT_EQ(store.n_committed(), 96);
+  const auto snap = store.snapshot(0, 0);
+  ASSERT_EQ(snap.positions.size(), 128u);
+
+  Plan raise = aged;
+  raise.chunks[1].precision = Precision::fp16;
+  EXPECT_THROW(store.commit(raise), Error);
+  Plan from_int4 = aged;
+  from_int4.chunks[1].precision = Precision::int2;
+  EXPECT_THROW(store.commit(from_int4), Error);
+}
+
+TEST(CpuKvStore, BadInputIsAnError) {
+  KvStoreOptions opt;
+  opt.shape = {1, 1, 48};
+  EXPECT_THROW(CpuKvStore{opt}, Error);  // head_dim not a multiple of 32
+  opt.shape = {1, 1, 64};
+  opt.max_tokens = 10;
+  CpuKvStore store(opt);
+  std::vector<float> kv(64 * 11);
+  EXPECT_THROW(store.append(0, kv, kv, 11), Error);
+  EXPECT_THROW(store.append(1, {}, {}, 0), Error);
+  Plan too_long;
+  too_long.chunks.push_back({0, 0, 32, 0.0, Precision::int4});
+  EXPECT_THROW(store.commit(too_long), Error);
+}
+
+}  // namespace
+}  // namespace cocktail::cpu
