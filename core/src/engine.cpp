@@ -1,5 +1,6 @@
 #include "cocktail/engine.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "cocktail/error.hpp"
@@ -21,7 +22,16 @@ void validate_plugin_tables(const PluginRegistry& registry, const Config& config
   for (const auto& [kind, tables] : config.plugins) {
     for (const auto& [name, table] : tables) {
       Options options = table;
-      switch (kind_of_table(kind)) {
+      const PluginKind plugin_kind = kind_of_table(kind);
+      const std::vector<PluginInfo> plugins = registry.plugins_of(plugin_kind);
+      if (std::none_of(plugins.begin(), plugins.end(),
+                       [&](const PluginInfo& info) { return info.name == name; })) {
+        std::string known;
+        for (const PluginInfo& info : plugins) known += " " + info.name;
+        options.fail_table("configures a " + kind + " plugin that was not found; found:" +
+                           (known.empty() ? " none" : known));
+      }
+      switch (plugin_kind) {
         case PluginKind::backend: registry.make_backend(name, &options); break;
         case PluginKind::planner: registry.make_planner(name, &options); break;
         case PluginKind::scorer: registry.make_scorer(name, &options); break;
@@ -57,7 +67,7 @@ std::shared_ptr<Backend> choose_backend(const PluginRegistry& registry, const Co
     }
   }
   if (!best) throw PluginError("no backend can run on this machine:" + why_not);
-  log().info("backend auto: chose '{}' (score {})", best->name(), best_score);
+  log().debug("backend auto: chose '{}' (score {})", best->name(), best_score);
   return best;
 }
 

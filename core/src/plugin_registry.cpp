@@ -75,6 +75,9 @@ class PluginBackend final : public Backend {
   std::shared_ptr<Compute> make_compute() override {
     return tie_lifetime(inner_->make_compute(), inner_);
   }
+  double measure_read_bandwidth(std::size_t bytes) override {
+    return inner_->measure_read_bandwidth(bytes);
+  }
 
  private:
   std::shared_ptr<Backend> inner_;
@@ -223,7 +226,10 @@ std::shared_ptr<void> PluginRegistry::create(PluginKind kind, const std::string&
   const cocktail_plugin_descriptor& d = entry.library->descriptor();
   char error[1024] = {};
   void* object = nullptr;
-  if (d.create(options, &object, error, sizeof error) != 0 || !object) {
+  const int status = d.create(options, &object, error, sizeof error);
+  // A config mistake stays a ConfigError: its message already names file, line and key.
+  if (status == COCKTAIL_CREATE_BAD_CONFIG) throw ConfigError(error);
+  if (status != 0 || !object) {
     throw PluginError(std::string(to_string(kind)) + " '" + name + "' from " +
                       entry.info.file.string() + " failed to start: " +
                       (*error ? error : "its factory returned no object"));

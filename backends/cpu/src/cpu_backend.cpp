@@ -7,6 +7,7 @@
 
 #include "attention/attention.hpp"
 #include "attention/tile_kernels.hpp"
+#include "bandwidth.hpp"
 #include "kv_store.hpp"
 #include "quant/quantizer.hpp"
 
@@ -65,5 +66,9 @@ std::shared_ptr<AttentionExecutor> CpuBackend::make_attention() {
 }
 
 std::shared_ptr<Compute> CpuBackend::make_compute() { return std::make_shared<CpuCompute>(); }
+
+double CpuBackend::measure_read_bandwidth(std::size_t bytes) {
+  return cpu::measure_read_bandwidth(bytes, threads_);
+}
 
 }  // namespace cocktail::cpu

@@ -38,6 +38,11 @@ class Backend {
   virtual std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) = 0;
   virtual std::shared_ptr<AttentionExecutor> make_attention() = 0;
   virtual std::shared_ptr<Compute> make_compute() = 0;
+
+  // Measures, now, how fast this backend's device reads a buffer of `bytes` (bytes per
+  // second). Benchmarks compare attention against it at the cache's own working-set size,
+  // since caches make small buffers read faster than large ones.
+  virtual double measure_read_bandwidth(std::size_t bytes) = 0;
 };
 
 }  // namespace cocktail

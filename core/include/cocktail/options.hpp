@@ -51,6 +51,8 @@ class Options {
 
   // An error about `key`, located at its line (or at the table when the key is absent).
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  // An error about the table as a whole, located at its header.
+  [[noreturn]] void fail_table(const std::string& what) const;
 
  private:
   struct Entry {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "cocktail/precision.hpp"
@@ -23,9 +24,11 @@ struct ChunkPlan {
 // token 0. Tokens past the plan stay in the FP16 tail.
 struct Plan {
   std::vector<ChunkPlan> chunks;
-  // The thresholds the planner used (NaN when it has none), for reports.
-  double t_low = 0.0;
-  double t_high = 0.0;
+  // The planner's Eq. 2-3 parameters and thresholds, for reports; NaN when it has none.
+  double alpha = std::numeric_limits<double>::quiet_NaN();
+  double beta = std::numeric_limits<double>::quiet_NaN();
+  double t_low = std::numeric_limits<double>::quiet_NaN();
+  double t_high = std::numeric_limits<double>::quiet_NaN();
 
   std::int64_t n_tokens() const;
   // Chunk indices in storage order: grouped by precision (fp16 first, int2 last), token order

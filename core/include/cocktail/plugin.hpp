@@ -16,6 +16,7 @@
 #include "cocktail/backend.hpp"
 #include "cocktail/chunk_planner.hpp"
 #include "cocktail/chunk_scorer.hpp"
+#include "cocktail/error.hpp"
 #include "cocktail/options.hpp"
 #include "cocktail/plugin_abi.h"
 #include "cocktail/version.hpp"
@@ -38,12 +39,15 @@ int create(void* options, void** out, char* error, std::size_t error_size) noexc
     // Ownership passes to the host, which hands it back to destroy().
     *out = static_cast<Interface*>(object.release());
     return 0;
+  } catch (const ConfigError& e) {
+    std::snprintf(error, error_size, "%s", e.what());
+    return COCKTAIL_CREATE_BAD_CONFIG;
   } catch (const std::exception& e) {
     std::snprintf(error, error_size, "%s", e.what());
   } catch (...) {
     std::snprintf(error, error_size, "unknown exception");
   }
-  return 1;
+  return COCKTAIL_CREATE_FAILED;
 }
 
 template <class Interface>

@@ -19,10 +19,15 @@ enum cocktail_plugin_kind {
   COCKTAIL_PLUGIN_SCORER = 3
 };
 
+/* create() status: 0 = success, COCKTAIL_CREATE_FAILED = any failure,
+ * COCKTAIL_CREATE_BAD_CONFIG = a bad config value (the message names file, line and key). */
+#define COCKTAIL_CREATE_FAILED 1
+#define COCKTAIL_CREATE_BAD_CONFIG 2
+
 /* Creates the plugin's object from its config table (a `cocktail::Options*`, may be null).
  * On success stores the object (a `cocktail::Backend*`, `ChunkPlanner*` or `ChunkScorer*` by
  * kind) in *out and returns 0; on failure writes a message into error[error_size] and returns
- * non-zero. Never throws. */
+ * a non-zero status. Never throws. */
 typedef int (*cocktail_create_fn)(void* options, void** out, char* error, size_t error_size);
 typedef void (*cocktail_destroy_fn)(void* object);
 

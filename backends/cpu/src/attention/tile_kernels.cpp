@@ -84,6 +84,8 @@ struct Scratch {
   std::vector<float> weights;  // [B][T][value groups]
   std::vector<float> qm;       // [B][D] query folded with key scales
   std::vector<float> extra;    // [B][groups] bias, q sums or zero sums
+  std::vector<float> meta_scales;  // [T][groups] a tile's value scales, widened
+  std::vector<float> meta_zeros;
   float factor[8] = {};
 };
 
@@ -103,14 +105,14 @@ void key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, S
   if (per_channel) {
     // Fold the per-channel scale into the query, the zero into one bias a head.
     for (int h = 0; h < B; ++h) {
-      float bias = 0.0f;
-      for (int c = 0; c < D; ++c) {
-        const float qc = q[h * D + c];
-        const float sc = P == Precision::fp16 ? 1.0f : f32_from_f16_bits(scales[c]);
-        s.qm[std::size_t(h * D + c)] = qc * sc;
-        if (has_zero) bias += qc * f32_from_f16_bits(zeros[c]);
+      VF bias = hn::Zero(df);
+      for (int c = 0; c < D; c += int(kLanes)) {
+        const VF qc = hn::LoadU(df, q + h * D + c);
+        const VF scaled = P == Precision::fp16 ? qc : hn::Mul(qc, load_halves(scales + c));
+        hn::StoreU(scaled, df, &s.qm[std::size_t(h * D + c)]);
+        if constexpr (has_zero) bias = hn::MulAdd(qc, load_halves(zeros + c), bias);
       }
-      s.extra[std::size_t(h)] = bias;
+      s.extra[std::size_t(h)] = hn::GetLane(hn::SumOfLanes(df, bias));
     }
     for (int tb = 0; tb < T; tb += kBlock) {
       VF acc[B][kVecs];
@@ -235,22 +237,30 @@ void accumulate_values(const std::uint16_t* scales, const std::uint16_t* zeros,
   // Weights per token (and value group): probabilities, times the token's scale when values
   // are grouped per token; zero terms summed once per group.
   float p_sum[B] = {};
+  if (per_token) {
+    // Widen the tile's per-token scales and zeros once, with vector loads.
+    const std::size_t n = std::size_t(T) * std::size_t(groups);
+    for (std::size_t i = 0; i < n; i += kLanes) {
+      hn::StoreU(load_halves(scales + i), df, &s.meta_scales[i]);
+      if constexpr (has_zero) hn::StoreU(load_halves(zeros + i), df, &s.meta_zeros[i]);
+    }
+  }
   for (int h = 0; h < B; ++h) {
-    for (int g = 0; g < groups; ++g) {
-      float zero_sum = 0.0f;
-      for (int t = 0; t < valid; ++t) {
-        const float p = s.scores[std::size_t(h * T + t)];
-        float& w = s.weights[std::size_t(h * T + t) * std::size_t(groups) + std::size_t(g)];
-        if (per_token) {
-          const std::size_t at = std::size_t(t) * std::size_t(groups) + std::size_t(g);
-          w = p * f32_from_f16_bits(scales[at]);
-          if (has_zero) zero_sum += p * f32_from_f16_bits(zeros[at]);
-        } else {
-          w = p;
-          p_sum[h] += p;
-        }
+    const float* p = &s.scores[std::size_t(h * T)];
+    float* w = &s.weights[std::size_t(h * T) * std::size_t(groups)];
+    float* zero_sum = &s.extra[std::size_t(h * groups)];
+    std::fill(zero_sum, zero_sum + groups, 0.0f);
+    if (!per_token) {
+      std::copy(p, p + valid, w);
+      for (int t = 0; t < valid; ++t) p_sum[h] += p[t];
+      continue;
+    }
+    for (int t = 0; t < valid; ++t) {
+      for (int g = 0; g < groups; ++g) {
+        const std::size_t at = std::size_t(t * groups + g);
+        w[at] = p[t] * s.meta_scales[at];
+        if constexpr (has_zero) zero_sum[g] += p[t] * s.meta_zeros[at];
       }
-      s.extra[std::size_t(h * groups + g)] = zero_sum;
     }
   }
   for (int db = 0; db < D; db += kBlock) {
@@ -356,6 +366,8 @@ void AttendRange(const RangeTask& task) {
   s.weights.resize(std::size_t(batch_max * T * value_groups));
   s.qm.resize(std::size_t(batch_max * D));
   s.extra.resize(std::size_t(batch_max * D));
+  s.meta_scales.resize(std::size_t(T * value_groups) + kLanes);
+  s.meta_zeros.resize(s.meta_scales.size());
   // Query heads in batches of 8, 4, 2, 1: each batch shares one decode of every code.
   for (int h0 = 0; h0 < task.n_heads;) {
     const int left = task.n_heads - h0;

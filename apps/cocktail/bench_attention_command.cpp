@@ -1,0 +1,200 @@
+// `cocktail bench attention`: decode attention over a synthetic mixed-precision cache and over
+// the FP16 cache of the same tokens, side by side, each against the memory read bandwidth
+// measured in the same run on a buffer as large as that cache.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "cli_common.hpp"
+#include "cocktail/engine.hpp"
+#include "cocktail/error.hpp"
+#include "commands.hpp"
+
+namespace cocktail::cli {
+
+namespace {
+
+struct BenchArgs {
+  ConfigArgs config;
+  std::int64_t context_tokens = 32768;
+  int kv_heads = 8;
+  int head_dim = 128;
+  int gqa = 1;
+  std::vector<double> mix{0.1, 0.3, 0.6};
+  int threads = 0;
+  int repeat = 30;
+  bool json = false;
+};
+
+// Fills every layer with pseudo-random K/V, a block at a time so memory stays bounded.
+void fill_random(KvStore& store, std::int64_t tokens) {
+  const KvShape& shape = store.options().shape;
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  constexpr std::int64_t kBlock = 2048;
+  std::vector<float> k, v;
+  for (std::int64_t done = 0; done < tokens; done += kBlock) {
+    const std::int64_t n = std::min(kBlock, tokens - done);
+    k.resize(std::size_t(n) * shape.token_floats());
+    v.resize(k.size());
+    for (float& x : k) x = dist(rng);
+    for (float& x : v) x = dist(rng);
+    for (int layer = 0; layer < shape.n_layers; ++layer) store.append(layer, k, v, n);
+  }
+}
+
+// Chunks at FP16 / INT4 / INT2 in the given fractions, scattered over the context (a seeded
+// shuffle), as a scorer would leave them.
+Plan mixed_plan(std::int64_t tokens, int chunk, const std::vector<double>& mix) {
+  const std::int64_t n_chunks = tokens / chunk;
+  std::vector<Precision> precisions;
+  const Precision tiers[3] = {Precision::fp16, Precision::int4, Precision::int2};
+  for (int t = 0; t < 3; ++t) {
+    const auto n = std::int64_t(std::llround(mix[std::size_t(t)] * double(n_chunks)));
+    for (std::int64_t i = 0; i < n && std::int64_t(precisions.size()) < n_chunks; ++i) {
+      precisions.push_back(tiers[t]);
+    }
+  }
+  while (std::int64_t(precisions.size()) < n_chunks) precisions.push_back(Precision::int2);
+  std::shuffle(precisions.begin(), precisions.end(), std::mt19937(7));
+  Plan plan;
+  for (std::int64_t c = 0; c < n_chunks; ++c) {
+    plan.chunks.push_back({int(c), c * chunk, chunk, 0.0, precisions[std::size_t(c)]});
+  }
+  if (tokens % chunk) {
+    plan.chunks.push_back({int(n_chunks), n_chunks * chunk, int(tokens % chunk), 0.0,
+                           Precision::fp16});
+  }
+  return plan;
+}
+
+struct Timing {
+  double median_s = 0, min_s = 0;
+};
+
+Timing time_decode(AttentionExecutor& attention, const KvStore& store, int q_heads, int repeat) {
+  const int dim = store.options().shape.head_dim;
+  std::vector<float> q(std::size_t(q_heads * dim)), out(q.size());
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist;
+  for (float& x : q) x = dist(rng);
+  const float scale = 1.0f / std::sqrt(float(dim));
+  for (int i = 0; i < 3; ++i) attention.decode(store, 0, q, q_heads, scale, out);  // warm up
+  std::vector<double> seconds;
+  for (int i = 0; i < repeat; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    attention.decode(store, 0, q, q_heads, scale, out);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return {seconds[seconds.size() / 2], seconds.front()};
+}
+
+nlohmann::json measure_cache(Backend& backend, const EngineSettings& settings, const BenchArgs& a,
+                             const Plan& plan) {
+  KvStoreOptions options{{1, a.kv_heads, a.head_dim}, settings.layout, 0};
+  auto store = backend.make_kv_store(options);
+  fill_random(*store, a.context_tokens);
+  store->commit(plan);
+  auto attention = backend.make_attention();
+  const Timing t = time_decode(*attention, *store, a.kv_heads * a.gqa, a.repeat);
+  const std::size_t bytes = store->bytes();
+  const double bandwidth = backend.measure_read_bandwidth(bytes);
+  const double achieved = double(bytes) / t.median_s;
+  const std::int64_t elements = 2 * a.context_tokens * a.kv_heads * a.head_dim;
+  return {{"bytes", bytes},
+          {"avg_bits", double(bytes) * 8.0 / double(elements)},
+          {"time_s", t.median_s},
+          {"time_min_s", t.min_s},
+          {"achieved_gbps", achieved / 1e9},
+          {"bandwidth_gbps", bandwidth / 1e9},
+          {"bandwidth_fraction", achieved / bandwidth}};
+}
+
+void run(const BenchArgs& args) {
+  if (args.mix.size() != 3 || std::abs(args.mix[0] + args.mix[1] + args.mix[2] - 1.0) > 1e-6 ||
+      *std::min_element(args.mix.begin(), args.mix.end()) < 0.0) {
+    throw Error("--mix needs three fractions FP16,INT4,INT2 that sum to 1");
+  }
+  std::vector<std::string> overrides = args.config.overrides;
+  if (args.threads > 0) overrides.push_back("backend.cpu.threads=" + std::to_string(args.threads));
+  ConfigArgs config = args.config;
+  config.overrides = overrides;
+  const Engine engine(config.load());
+  Backend& backend = engine.backend();
+  const int chunk = engine.settings().layout.group_size;
+
+  const Plan mixed = mixed_plan(args.context_tokens, chunk, args.mix);
+  const Plan fp16 = mixed_plan(args.context_tokens, chunk, {1.0, 0.0, 0.0});
+  if (!args.json) std::cerr << "measuring the mixed cache...\n";
+  const nlohmann::json m = measure_cache(backend, engine.settings(), args, mixed);
+  if (!args.json) std::cerr << "measuring the FP16 cache...\n";
+  const nlohmann::json f = measure_cache(backend, engine.settings(), args, fp16);
+
+  const double speedup = f["time_s"].get<double>() / m["time_s"].get<double>();
+  const double byte_ratio = double(f["bytes"].get<std::size_t>()) / double(m["bytes"].get<std::size_t>());
+  const nlohmann::json result = {
+      {"backend", std::string(backend.name())},
+      {"backend_detail", backend.availability().reason},
+      {"context_tokens", args.context_tokens},
+      {"kv_heads", args.kv_heads},
+      {"head_dim", args.head_dim},
+      {"gqa", args.gqa},
+      {"threads", args.threads},
+      {"mix", {{"fp16", args.mix[0]}, {"int4", args.mix[1]}, {"int2", args.mix[2]}}},
+      {"mixed", m},
+      {"fp16", f},
+      {"bandwidth_fraction", m["bandwidth_fraction"]},
+      {"speedup_vs_fp16", speedup},
+      {"byte_ratio_vs_fp16", byte_ratio},
+      {"speedup_over_byte_ratio", speedup / byte_ratio}};
+  if (args.json) {
+    print_json(result);
+    return;
+  }
+  std::cout << "decode attention, " << args.context_tokens << " tokens, " << args.kv_heads
+            << " KV heads x " << args.head_dim << ", GQA " << args.gqa << ", backend "
+            << backend.name() << " (" << backend.availability().reason << ")\n";
+  for (const auto& [name, r] : {std::pair{"mixed", m}, std::pair{"fp16", f}}) {
+    std::cout << "  " << name << ": " << r["time_s"].get<double>() * 1e3 << " ms, "
+              << human_bytes(r["bytes"].get<std::size_t>()) << ", "
+              << r["achieved_gbps"].get<double>() << " GB/s of "
+              << r["bandwidth_gbps"].get<double>() << " GB/s ("
+              << 100.0 * r["bandwidth_fraction"].get<double>() << "%)\n";
+  }
+  std::cout << "  speedup vs FP16: " << speedup << "x, byte ratio " << byte_ratio << "x\n";
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks with JSON output");
+  bench->require_subcommand(1);
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* attention = bench->add_subcommand(
+      "attention", "Decode attention over a synthetic mixed cache against the FP16 cache");
+  args->config.add_to(*attention, false);
+  attention->add_option("--context-tokens", args->context_tokens, "Tokens in the cache")
+      ->check(CLI::Range(std::int64_t(32), std::int64_t(1) << 24));
+  attention->add_option("--kv-heads", args->kv_heads, "KV heads")->check(CLI::Range(1, 256));
+  attention->add_option("--head-dim", args->head_dim, "Head dimension (multiple of 32)")
+      ->check(CLI::Range(32, 1024));
+  attention->add_option("--gqa", args->gqa, "Query heads per KV head")->check(CLI::Range(1, 64));
+  attention->add_option("--mix", args->mix, "Fractions of chunks at FP16,INT4,INT2")
+      ->delimiter(',')
+      ->expected(3);
+  attention->add_option("--threads", args->threads, "Threads (0 = the backend's default)")
+      ->check(CLI::Range(0, 1024));
+  attention->add_option("--repeat", args->repeat, "Timed runs (the median is reported)")
+      ->check(CLI::Range(1, 100000));
+  attention->add_flag("--json", args->json, "Print JSON");
+  attention->callback([args] { run(*args); });
+}
+
+}  // namespace cocktail::cli

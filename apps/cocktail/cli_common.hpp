@@ -1,0 +1,37 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cocktail/config.hpp"
+#include "cocktail/kv_store.hpp"
+#include "cocktail/plan.hpp"
+
+namespace cocktail::cli {
+
+// --config FILE and --set section.key=value, shared by the commands that take a config.
+struct ConfigArgs {
+  std::string file;
+  std::vector<std::string> overrides;
+
+  void add_to(CLI::App& command, bool required);
+  Config load() const;  // defaults when no file was given
+};
+
+// Reads a whole file; throws Error naming the path.
+std::string read_text_file(const std::string& path);
+
+// The chunk table of a plan as JSON (NaN scores become null).
+nlohmann::json plan_chunks_json(const Plan& plan);
+
+// Writes JSON to stdout, pretty-printed.
+void print_json(const nlohmann::json& j);
+
+// "12.3 MiB"
+std::string human_bytes(std::size_t bytes);
+
+}  // namespace cocktail::cli

@@ -1,0 +1,27 @@
+// The `cocktail` command line: backends, plan, bench. Each subcommand lives in its own file.
+
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+
+#include "commands.hpp"
+#include "cocktail/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Cocktail: chunk-adaptive mixed-precision KV cache for long-context inference"};
+  app.set_version_flag("--version", std::string(cocktail::kVersion));
+  app.require_subcommand(1);
+  cocktail::cli::add_backends_command(app);
+  cocktail::cli::add_plan_command(app);
+  cocktail::cli::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "cocktail: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,145 @@
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "cli_common.hpp"
+#include "cocktail/engine.hpp"
+#include "cocktail/error.hpp"
+#include "cocktail/text_pieces.hpp"
+#include "commands.hpp"
+#include "plan_svg.hpp"
+
+namespace cocktail::cli {
+
+extern const char* const kSampleContext;
+
+namespace {
+
+constexpr const char* kSampleQuery = "What is the code for the strongroom's inner door?";
+
+struct PlanArgs {
+  ConfigArgs config;
+  std::string context_file;
+  std::string context;
+  std::string query;
+  std::string svg;
+  bool json = false;
+  // The model whose cache the bytes are counted for; SmolLM2-135M by default.
+  KvShape shape{30, 3, 64};
+};
+
+// Exact bytes of the committed plan in this backend's store: one layer × head holds the
+// plan, and every layer and head is laid out alike.
+std::size_t planned_kv_bytes(Backend& backend, const EngineSettings& settings, const KvShape& shape,
+                             const Plan& plan) {
+  KvStoreOptions options{{1, 1, shape.head_dim}, settings.layout, 0};
+  auto store = backend.make_kv_store(options);
+  const std::vector<float> zeros(std::size_t(plan.n_tokens()) * std::size_t(shape.head_dim), 0.0f);
+  store->append(0, zeros, zeros, plan.n_tokens());
+  store->commit(plan);
+  return store->bytes() * std::size_t(shape.n_layers) * std::size_t(shape.n_kv_heads);
+}
+
+nlohmann::json summary_json(const Plan& plan, std::size_t kv_bytes, std::size_t fp16_bytes,
+                            const KvShape& shape) {
+  nlohmann::json counts = nlohmann::json::object();
+  for (Precision p : kAllPrecisions) {
+    int n = 0;
+    for (const ChunkPlan& c : plan.chunks) n += c.precision == p ? 1 : 0;
+    counts[std::string(to_string(p))] = n;
+  }
+  const double elements = 2.0 * double(plan.n_tokens()) * double(shape.n_layers) *
+                          double(shape.token_floats());
+  const auto number_or_null = [](double x) {
+    return std::isnan(x) ? nlohmann::json() : nlohmann::json(x);
+  };
+  return {{"context_tokens", plan.n_tokens()},
+          {"chunks", plan_chunks_json(plan)},
+          {"chunks_per_precision", counts},
+          {"alpha", number_or_null(plan.alpha)},
+          {"beta", number_or_null(plan.beta)},
+          {"t_low", number_or_null(plan.t_low)},
+          {"t_high", number_or_null(plan.t_high)},
+          {"avg_code_bits", plan.average_code_bits()},
+          {"avg_bits", elements > 0 ? double(kv_bytes) * 8.0 / elements : 0.0},
+          {"kv_bytes", kv_bytes},
+          {"fp16_kv_bytes", fp16_bytes},
+          {"kv_shape", {{"layers", shape.n_layers}, {"kv_heads", shape.n_kv_heads},
+                        {"head_dim", shape.head_dim}}}};
+}
+
+void print_text(const nlohmann::json& s, const Plan& plan) {
+  std::cout << "chunk  first  tokens     score  precision\n";
+  for (const ChunkPlan& c : plan.chunks) {
+    std::cout << std::setw(5) << c.index << std::setw(7) << c.first_token << std::setw(8)
+              << c.n_tokens << std::setw(10) << std::setprecision(4) << c.score << "  "
+              << to_string(c.precision) << "\n";
+  }
+  std::cout << "\nchunks per precision:";
+  for (const auto& [name, n] : s["chunks_per_precision"].items()) {
+    if (n.get<int>() > 0) std::cout << " " << name << "=" << n.get<int>();
+  }
+  const auto kv = s["kv_bytes"].get<std::size_t>();
+  const auto fp16 = s["fp16_kv_bytes"].get<std::size_t>();
+  std::cout << "\ncontext tokens: " << plan.n_tokens() << "\naverage bits per element: "
+            << std::setprecision(3) << s["avg_bits"].get<double>() << " (codes alone "
+            << s["avg_code_bits"].get<double>() << ")\nKV bytes: " << human_bytes(kv)
+            << " vs FP16 " << human_bytes(fp16) << " (" << std::setprecision(3)
+            << (fp16 ? 100.0 * double(kv) / double(fp16) : 0.0) << "%)\n";
+}
+
+void run(const PlanArgs& args) {
+  const Config config = args.config.load();
+  const Engine engine(config);
+  std::string text = kSampleContext;
+  if (!args.context_file.empty()) text = read_text_file(args.context_file);
+  if (!args.context.empty()) text = args.context;
+  const std::string query = args.query.empty() ? kSampleQuery : args.query;
+
+  const std::vector<std::string> pieces = split_word_pieces(text);
+  const PlanInput input{pieces, std::int64_t(pieces.size()), query, &engine.scorer()};
+  Plan plan = engine.planner().plan(input);
+  plan.validate();
+
+  const std::size_t kv = plan.n_tokens() > 0
+                             ? planned_kv_bytes(engine.backend(), engine.settings(), args.shape, plan)
+                             : 0;
+  const nlohmann::json summary = summary_json(plan, kv, args.shape.fp16_bytes(plan.n_tokens()), args.shape);
+  if (!args.svg.empty()) {
+    std::ofstream out(args.svg);
+    out << render_plan_svg(plan, "Cocktail plan: " + std::to_string(plan.chunks.size()) +
+                                     " chunks, query \"" + query + "\"");
+    if (!out) throw Error("cannot write " + args.svg);
+  }
+  if (args.json) {
+    print_json(summary);
+  } else {
+    print_text(summary, plan);
+  }
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* command = app.add_subcommand(
+      "plan", "Score and plan the chunks of a context against a query (no model needed)");
+  args->config.add_to(*command, false);
+  auto* file = command->add_option("--context-file", args->context_file,
+                                   "Context text file (default: the built-in sample document)");
+  auto* inline_text = command->add_option("--context", args->context, "Context text");
+  file->excludes(inline_text);
+  command->add_option("--query", args->query, "The user's question");
+  command->add_flag("--json", args->json, "Print JSON");
+  command->add_option("--svg", args->svg, "Write the chunk-score strip as SVG to this file");
+  command->add_option("--layers", args->shape.n_layers, "Layers of the model whose KV is counted")
+      ->check(CLI::Range(1, 1024));
+  command->add_option("--kv-heads", args->shape.n_kv_heads, "KV heads per layer")
+      ->check(CLI::Range(1, 1024));
+  command->add_option("--head-dim", args->shape.head_dim, "Head dimension")
+      ->check(CLI::Range(32, 1024));
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace cocktail::cli

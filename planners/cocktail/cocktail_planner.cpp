@@ -1,0 +1,131 @@
+#include "cocktail_planner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cocktail/error.hpp"
+#include "cocktail/logging.hpp"
+
+namespace cocktail::planners {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Precision read_precision(Options& opts, const std::string& key, const std::string& fallback) {
+  std::vector<std::string> allowed;
+  for (Precision p : kAllPrecisions) allowed.emplace_back(to_string(p));
+  // get_choice() has already rejected any name parse_precision() would not know.
+  return *parse_precision(opts.get_choice(key, fallback, allowed));
+}
+
+// The text of each full chunk: its tokens' pieces concatenated.
+std::vector<std::string> full_chunk_texts(std::span<const std::string> pieces, int chunk_size,
+                                          std::size_t n_full) {
+  std::vector<std::string> texts(n_full);
+  for (std::size_t i = 0; i < pieces.size() && i / chunk_size < n_full; ++i) {
+    texts[i / chunk_size] += pieces[i];
+  }
+  return texts;
+}
+
+struct ScoreRange {
+  double min = 0.0;
+  double max = 0.0;
+};
+
+// Extremes of the finite scores; none when no score is finite.
+std::optional<ScoreRange> finite_range(const std::vector<double>& scores) {
+  std::optional<ScoreRange> range;
+  for (double s : scores) {
+    if (!std::isfinite(s)) continue;
+    if (!range) {
+      range = ScoreRange{s, s};
+    } else {
+      range->min = std::min(range->min, s);
+      range->max = std::max(range->max, s);
+    }
+  }
+  return range;
+}
+
+// Scores of the full chunks (none when there is no full chunk, so no scorer is needed then).
+std::vector<double> score_full_chunks(const PlanInput& input, int chunk_size, std::size_t n_full) {
+  if (n_full == 0) return {};
+  if (input.scorer == nullptr) {
+    throw Error("the cocktail planner needs a chunk scorer to score the context, but none is set");
+  }
+  std::vector<double> scores =
+      input.scorer->score(full_chunk_texts(input.token_texts, chunk_size, n_full), input.query);
+  if (scores.size() != n_full) {
+    throw Error(fmt::format("scorer '{}' returned {} scores for {} chunks", input.scorer->name(),
+                            scores.size(), n_full));
+  }
+  return scores;
+}
+
+}  // namespace
+
+CocktailPlanner::CocktailPlanner(Options& opts)
+    : alpha_(opts.get_double("alpha", 0.6, 0.0, 1.0)),
+      beta_(opts.get_double("beta", 0.1, 0.0, 1.0)),
+      chunk_size_(static_cast<int>(opts.get_int("chunk_size", 32, 1, 1048576))),
+      high_(read_precision(opts, "high", "fp16")),
+      mid_(read_precision(opts, "mid", "int4")),
+      low_(read_precision(opts, "low", "int2")) {
+  if (alpha_ + beta_ > 1.0) {
+    opts.fail("beta", fmt::format("alpha + beta = {} + {} exceeds 1, which would make T_low > "
+                                  "T_high; lower alpha or beta",
+                                  alpha_, beta_));
+  }
+}
+
+Plan CocktailPlanner::plan(const PlanInput& input) {
+  const std::size_t n_full = input.token_texts.size() / chunk_size_;
+  const std::vector<double> scores = score_full_chunks(input, chunk_size_, n_full);
+
+  Plan plan;
+  plan.alpha = alpha_;
+  plan.beta = beta_;
+  if (auto range = finite_range(scores)) {
+    const double spread = range->max - range->min;
+    plan.t_low = range->min + spread * alpha_;
+    plan.t_high = range->max - spread * beta_;
+  }
+  const auto n_bad =
+      std::count_if(scores.begin(), scores.end(), [](double s) { return !std::isfinite(s); });
+  if (n_bad > 0) {
+    log().warn("cocktail planner: {} of {} chunk scores are not finite; those chunks get {}", n_bad,
+               scores.size(), to_string(mid_));
+  }
+
+  for (std::size_t i = 0; i < n_full; ++i) {
+    plan.chunks.push_back({static_cast<int>(i), static_cast<std::int64_t>(i) * chunk_size_,
+                           chunk_size_, scores[i], tier(scores[i], plan.t_low, plan.t_high)});
+  }
+  const auto planned = static_cast<std::int64_t>(n_full) * chunk_size_;
+  const auto remainder = static_cast<std::int64_t>(input.token_texts.size()) - planned;
+  if (remainder > 0) {
+    plan.chunks.push_back(
+        {static_cast<int>(n_full), planned, static_cast<int>(remainder), kNaN, Precision::fp16});
+  }
+  return plan;
+}
+
+// Eq. 3. Comparisons are strict, so a score equal to both thresholds lands in the middle tier.
+Precision CocktailPlanner::tier(double score, double t_low, double t_high) const {
+  if (!std::isfinite(score)) return mid_;
+  if (score > t_high) return high_;
+  if (score < t_low) return low_;
+  return mid_;
+}
+
+}  // namespace cocktail::planners
