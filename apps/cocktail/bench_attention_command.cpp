@@ -175,7 +175,10 @@ void run(const BenchArgs& args) {
 
 void add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks with JSON output");
-  bench->require_subcommand(1);
+  bench->require_subcommand(0, 1);
+  bench->final_callback([bench] {
+    if (bench->get_subcommands().empty()) throw CLI::RequiredError("A bench subcommand");
+  });
   auto args = std::make_shared<BenchArgs>();
   CLI::App* attention = bench->add_subcommand(
       "attention", "Decode attention over a synthetic mixed cache against the FP16 cache");

@@ -11,7 +11,11 @@
 int main(int argc, char** argv) {
   CLI::App app{"Cocktail: chunk-adaptive mixed-precision KV cache for long-context inference"};
   app.set_version_flag("--version", std::string(cocktail::kVersion));
-  app.require_subcommand(1);
+  // 0..1 rather than exactly 1, so an unknown subcommand is named instead of "required".
+  app.require_subcommand(0, 1);
+  app.final_callback([&app] {
+    if (app.get_subcommands().empty()) throw CLI::RequiredError("A subcommand");
+  });
   cocktail::cli::add_backends_command(app);
   cocktail::cli::add_plan_command(app);
   cocktail::cli::add_bench_command(app);

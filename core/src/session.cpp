@@ -52,7 +52,7 @@ void Session::age_if_planner_wants() {
   if (!planned_ || !planner_->replans_during_decode()) return;
   const PlanInput input{context_texts_, store_->n_tokens(), query_, scorer_.get()};
   Plan plan = planner_->plan(input);
-  if (plan.n_tokens() == store_->n_committed() && plan.chunks == store_->plan().chunks) return;
+  if (plan.chunks == store_->plan().chunks) return;
   plan.validate();
   store_->commit(plan);
 }

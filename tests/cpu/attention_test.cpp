@@ -224,6 +224,20 @@ TEST(CpuKvStore, BytesAreExactAndTailGrowsWithoutTouchingSegments) {
   EXPECT_EQ(store.bytes(), 3 * tile * 2 * 2 + std::size_t(1000) * 2 * 2 * 128 * 2 * 2);
 }
 
+TEST(CpuKvStore, ShortFp16RemainderStaysInTheTailAtItsExactSize) {
+  std::mt19937 rng(9);
+  KvStoreOptions opt;
+  opt.shape = {1, 1, 64};
+  CpuKvStore store(opt);
+  fill(store, 73, rng);
+  Plan plan = make_plan(73, 32, {0.0, 0.0, 1.0}, rng);  // two INT2 chunks, a 9-token FP16 rest
+  ASSERT_EQ(plan.chunks.back().n_tokens, 9);
+  store.commit(plan);
+  EXPECT_EQ(store.n_committed(), 64);
+  const std::size_t int2_tile = 512 + 256 + 512 + 256;  // 32 x 64 codes, scales and zeros
+  EXPECT_EQ(store.bytes(), 2 * int2_tile + 9 * 64 * 2 * 2);
+}
+
 TEST(CpuKvStore, LaterPlansOnlyLowerPrecisionFromFp16OrInt8) {
   std::mt19937 rng(5);
   KvStoreOptions opt;

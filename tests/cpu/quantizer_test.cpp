@@ -58,24 +58,24 @@ std::size_t ref_flat(const BlockShape& shape, int t, int c) {
   return std::size_t(c) * shape.tokens + t;
 }
 
+// The stored grid, in either code order: [group along the grouped axis][the other axis].
 struct Grid {
-  int rows;  // token-major grid, before the channel-major transposition
+  int rows;
   int cols;
 };
 
 Grid logical_grid(const QuantSpec& spec, const BlockShape& shape) {
   const int g = spec.group_size;
   if (spec.axis == QuantAxis::per_channel) return {(shape.tokens + g - 1) / g, shape.channels};
-  return {shape.tokens, (shape.channels + g - 1) / g};
+  return {(shape.channels + g - 1) / g, shape.tokens};
 }
 
 std::size_t ref_group(const QuantSpec& spec, const BlockShape& shape, int t, int c) {
   const Grid grid = logical_grid(spec, shape);
-  const bool per_channel = spec.axis == QuantAxis::per_channel;
-  const int i = per_channel ? t / spec.group_size : t;
-  const int j = per_channel ? c : c / spec.group_size;
-  if (shape.order == CodeOrder::token_major) return std::size_t(i) * grid.cols + j;
-  return std::size_t(j) * grid.rows + i;
+  if (spec.axis == QuantAxis::per_channel) {
+    return std::size_t(t / spec.group_size) * grid.cols + std::size_t(c);
+  }
+  return std::size_t(c / spec.group_size) * grid.cols + std::size_t(t);
 }
 
 struct Range {
@@ -505,9 +505,8 @@ TEST(PackedLayoutTest, SizesAndOffsetsFollowTheFormula) {
             EXPECT_EQ(layout.total_bytes, codes + per_group * groups);
             EXPECT_EQ(CpuQuantizer(spec).packed_bytes(shape), layout.total_bytes);
             if (p == Precision::fp16) continue;
-            const bool transposed = order == CodeOrder::channel_major;
-            EXPECT_EQ(layout.group_rows, transposed ? grid.cols : grid.rows);
-            EXPECT_EQ(layout.group_cols, transposed ? grid.rows : grid.cols);
+            EXPECT_EQ(layout.group_rows, grid.rows);
+            EXPECT_EQ(layout.group_cols, grid.cols);
           }
         }
       }

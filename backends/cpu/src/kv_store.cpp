@@ -123,7 +123,16 @@ void CpuKvStore::commit(const Plan& plan) {
 
   std::array<SegmentIndex, kAllPrecisions.size()> index;
   std::vector<ChunkLocation> locations(plan.chunks.size());
+  std::int64_t new_committed = plan.n_tokens();
+  if (!plan.chunks.empty()) {
+    const ChunkPlan& last = plan.chunks.back();
+    if (last.precision == Precision::fp16 && last.n_tokens % tile_tokens != 0) {
+      locations.back().in_tail = true;
+      new_committed -= last.n_tokens;
+    }
+  }
   for (int c : plan.storage_order()) {
+    if (locations[std::size_t(c)].in_tail) continue;
     const ChunkPlan& chunk = plan.chunks[std::size_t(c)];
     SegmentIndex& seg = index[index_of(chunk.precision)];
     ChunkLocation& loc = locations[std::size_t(c)];
@@ -140,21 +149,19 @@ void CpuKvStore::commit(const Plan& plan) {
 #pragma omp parallel for schedule(dynamic)
   for (int i = 0; i < n_heads; ++i) {
     build_head(i / options_.shape.n_kv_heads, i % options_.shape.n_kv_heads, plan, index,
-               locations);
+               locations, new_committed);
   }
 
   index_ = std::move(index);
   locations_ = std::move(locations);
-  n_committed_ = plan.n_tokens();
+  n_committed_ = new_committed;
   plan_ = plan;
 }
 
-// Rebuilds one head's segments for `plan`: chunks already stored at their precision are
-// copied; chunks moving down a tier are requantized from their stored form; new chunks are
-// quantized from the FP16 tail, which then gives those tokens up.
 void CpuKvStore::build_head(int layer, int kv_head, const Plan& plan,
                             const std::array<SegmentIndex, kAllPrecisions.size()>& index,
-                            const std::vector<ChunkLocation>& new_locations) {
+                            const std::vector<ChunkLocation>& new_locations,
+                            std::int64_t new_committed) {
   Head& h = head(layer, kv_head);
   const std::size_t d = std::size_t(options_.shape.head_dim);
   const int tile_tokens = options_.layout.group_size;
@@ -175,7 +182,7 @@ void CpuKvStore::build_head(int layer, int kv_head, const Plan& plan,
       const ChunkPlan& chunk = plan.chunks[std::size_t(c)];
       const ChunkLocation& to = new_locations[std::size_t(c)];
       std::uint8_t* out = data[index_of(p)].get() + std::size_t(to.first_tile) * format.bytes;
-      if (std::size_t(c) < locations_.size()) {
+      if (std::size_t(c) < locations_.size() && !locations_[std::size_t(c)].in_tail) {
         const ChunkLocation& from = locations_[std::size_t(c)];
         const std::uint8_t* old = h.segment_data[index_of(from.precision)].get() +
                                   std::size_t(from.first_tile) * formats_[index_of(from.precision)].bytes;
@@ -206,7 +213,7 @@ void CpuKvStore::build_head(int layer, int kv_head, const Plan& plan,
     }
   }
   h.segment_data = std::move(data);
-  const std::size_t moved = std::size_t(plan.n_tokens() - n_committed_) * d;
+  const std::size_t moved = std::size_t(new_committed - n_committed_) * d;
   h.tail_keys.erase(h.tail_keys.begin(), h.tail_keys.begin() + std::ptrdiff_t(moved));
   h.tail_values.erase(h.tail_values.begin(), h.tail_values.begin() + std::ptrdiff_t(moved));
 }

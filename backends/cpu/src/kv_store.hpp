@@ -68,11 +68,13 @@ class CpuKvStore final : public KvStore {
     std::vector<std::uint16_t> tail_keys;
     std::vector<std::uint16_t> tail_values;
   };
-  // Where a committed chunk's tiles are.
+  // Where a committed chunk's tiles are; a trailing FP16 chunk shorter than a tile stays in
+  // the tail instead, where it costs its exact size rather than a padded tile.
   struct ChunkLocation {
     Precision precision = Precision::fp16;
     int first_tile = 0;
     int n_tiles = 0;
+    bool in_tail = false;
   };
 
   Head& head(int layer, int kv_head) {
@@ -84,7 +86,7 @@ class CpuKvStore final : public KvStore {
   void check_commit(const Plan& plan) const;
   void build_head(int layer, int kv_head, const Plan& plan,
                   const std::array<SegmentIndex, kAllPrecisions.size()>& index,
-                  const std::vector<ChunkLocation>& new_locations);
+                  const std::vector<ChunkLocation>& new_locations, std::int64_t new_committed);
   void unpack_tile(const Head& h, Precision p, int tile, std::vector<float>& keys,
                    std::vector<float>& values) const;
   void pack_tile(const float* keys, const float* values, Precision p, std::uint8_t* out) const;

@@ -14,7 +14,7 @@ struct ChunkPlan {
   int index = 0;
   std::int64_t first_token = 0;
   int n_tokens = 0;
-  double score = 0.0;
+  double score = std::numeric_limits<double>::quiet_NaN();
   Precision precision = Precision::fp16;
 
   friend bool operator==(const ChunkPlan&, const ChunkPlan&) = default;

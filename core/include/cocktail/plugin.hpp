@@ -6,8 +6,10 @@
 //   COCKTAIL_PLANNER_PLUGIN("my-planner", "1.0.0", "what it does", MyPlanner)
 //
 // The class's constructor takes the plugin's config table (`cocktail::Options&`), reads its
-// keys with the typed getters and may throw; the macro turns exceptions into an error status so
-// none crosses the library boundary, and calls `finish()` so unknown keys are reported.
+// keys with the typed getters and may throw; the macro turns exceptions into an error status
+// (so construction never throws across the C entry), and calls `finish()` so unknown keys are
+// reported. Methods of the created object are C++ virtual calls: they report errors by
+// throwing cocktail::Error, which the host catches like its own.
 
 #include <cstdio>
 #include <exception>

@@ -24,7 +24,8 @@ namespace cocktail::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-using DF = hn::ScalableTag<float>;
+// At most 16 lanes, so a 32-code block is always a whole number of vectors (also on SVE).
+using DF = hn::CappedTag<float, 16>;
 using VF = hn::Vec<DF>;
 constexpr std::size_t kLanes = hn::MaxLanes(DF());
 // Kernels walk tiles in blocks of 32 codes along the vectorised axis (tokens for keys,
@@ -43,31 +44,40 @@ VF load_halves(const std::uint16_t* p) {
   return hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p)));
 }
 
-// Decodes the 32 codes at flat index `flat` (a multiple of 32) of a packed code array into
-// kVecs vectors of floats: the code values, before scale and zero.
+// Codes one 16-byte planar unit holds (for FP16 and INT8, a run of 16 codes).
 template <Precision P>
-HWY_INLINE void decode32(const std::uint8_t* codes, std::size_t flat, VF (&out)[kVecs]) {
+constexpr int kUnitCodes = code_bits(P) >= 8 ? 16 : 16 * (8 / code_bits(P));
+
+// Decodes the S codes at flat index `flat` of a packed code array into S / kLanes vectors of
+// floats: the code values, before scale and zero. `flat` is a multiple of S. When the span
+// covers whole units every shift is a compile-time constant and each unit is loaded once;
+// a span shorter than a unit (32 INT2 codes) reads its planes from a run-time offset.
+template <Precision P, int S>
+HWY_INLINE void decode_span(const std::uint8_t* codes, std::size_t flat,
+                            VF (&out)[S / kLanes]) {
   const DF df;
   const hn::RebindToSigned<DF> di;
   const hn::RebindToUnsigned<DF> du;
   const hn::Rebind<std::uint8_t, DF> d8;
+  constexpr int n = int(S / kLanes);
   if constexpr (P == Precision::fp16) {
-    for (int i = 0; i < kVecs; ++i) out[i] = load_halves(as_halves(codes) + flat + i * kLanes);
+    for (int i = 0; i < n; ++i) out[i] = load_halves(as_halves(codes) + flat + i * kLanes);
   } else if constexpr (P == Precision::int8) {
-    for (int i = 0; i < kVecs; ++i) {
+    for (int i = 0; i < n; ++i) {
       out[i] = hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(d8, codes + flat + i * kLanes)));
     }
   } else {
     constexpr int bits = code_bits(P);
-    constexpr int unit_codes = 16 * (8 / bits);
-    const std::uint8_t* unit = codes + flat / unit_codes * 16;
-    // Which 16-code planes of the unit hold this block: 32 codes are 2 planes.
-    const int first_plane = int(flat % unit_codes) / 16;
+    constexpr int unit = kUnitCodes<P>;
+    const std::uint8_t* first_unit = codes + flat / unit * 16;
+    const int first_plane = S >= unit ? 0 : int(flat % unit) / 16;
     const auto mask = hn::Set(du, (1u << bits) - 1);
-    for (int i = 0; i < kVecs; ++i) {
-      const int plane = first_plane + int(i * kLanes) / 16;
-      const int byte = int(i * kLanes) % 16;
-      const auto packed = hn::PromoteTo(du, hn::LoadU(d8, unit + byte));
+#pragma GCC unroll 16
+    for (int i = 0; i < n; ++i) {
+      const int offset = i * int(kLanes);  // code offset within the span
+      const std::uint8_t* bytes = first_unit + offset / unit * 16 + offset % 16;
+      const int plane = first_plane + offset % unit / 16;
+      const auto packed = hn::PromoteTo(du, hn::LoadU(d8, bytes));
       const auto code = hn::And(hn::ShiftRightSame(packed, plane * bits), mask);
       if constexpr (P == Precision::nf4) {
         out[i] = hn::GatherIndex(df, kNf4Table.data(), hn::BitCast(di, code));
@@ -80,29 +90,57 @@ HWY_INLINE void decode32(const std::uint8_t* codes, std::size_t flat, VF (&out)[
 
 // Per-task scratch, sized for the largest head batch.
 struct Scratch {
-  std::vector<float> scores;   // [B][T]
-  std::vector<float> weights;  // [B][T][value groups]
+  std::vector<float> scores;   // [B][T] scores, then probabilities
+  std::vector<float> weights;  // [B][value groups][T] per-token value weights
   std::vector<float> qm;       // [B][D] query folded with key scales
-  std::vector<float> extra;    // [B][groups] bias, q sums or zero sums
-  std::vector<float> meta_scales;  // [T][groups] a tile's value scales, widened
-  std::vector<float> meta_zeros;
+  std::vector<float> extra;    // [B][groups] bias, query sums or zero sums
   float factor[8] = {};
 };
 
 // ---- keys: scores[h][t] = q_h · k_t for the tile's tokens ----
+
+// acc[h][i] += Σ_{c in [c_begin, c_end)} w[h][c] · k̂[c][tb + i·lanes]: the raw dot products of
+// channel-major key codes. A 32-token tile takes whole units per step (two channels at a time
+// for INT2); other tile sizes step one channel at a time.
+template <Precision P, int B>
+HWY_INLINE void key_dot(const std::uint8_t* codes, int T, int D, const float* w, int c_begin,
+                        int c_end, int tb, VF (&acc)[B][kVecs]) {
+  const DF df;
+  if (T == kBlock) {
+    constexpr int span = std::max(kUnitCodes<P>, kBlock);
+    constexpr int channels = span / kBlock;
+    for (int c = c_begin; c < c_end; c += channels) {
+      VF code[span / kLanes];
+      decode_span<P, span>(codes, std::size_t(c) * kBlock, code);
+      for (int j = 0; j < channels; ++j) {
+        for (int h = 0; h < B; ++h) {
+          const VF wv = hn::Set(df, w[h * D + c + j]);
+          for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::MulAdd(wv, code[j * kVecs + i], acc[h][i]);
+        }
+      }
+    }
+    return;
+  }
+  for (int c = c_begin; c < c_end; ++c) {
+    VF code[kVecs];
+    decode_span<P, kBlock>(codes, std::size_t(c) * std::size_t(T) + std::size_t(tb), code);
+    for (int h = 0; h < B; ++h) {
+      const VF wv = hn::Set(df, w[h * D + c]);
+      for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::MulAdd(wv, code[i], acc[h][i]);
+    }
+  }
+}
 
 template <Precision P, int B>
 void key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, Scratch& s) {
   const DF df;
   const int T = f.tokens;
   const int D = f.head_dim;
-  const std::uint8_t* codes = tile;
   const std::uint16_t* scales = as_halves(tile + f.key.scales_offset);
   const std::uint16_t* zeros = as_halves(tile + f.key.zeros_offset);
   constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
-  const bool per_channel = P == Precision::fp16 || f.key_spec.axis == QuantAxis::per_channel;
 
-  if (per_channel) {
+  if (P == Precision::fp16 || f.key_spec.axis == QuantAxis::per_channel) {
     // Fold the per-channel scale into the query, the zero into one bias a head.
     for (int h = 0; h < B; ++h) {
       VF bias = hn::Zero(df);
@@ -117,14 +155,7 @@ void key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, S
     for (int tb = 0; tb < T; tb += kBlock) {
       VF acc[B][kVecs];
       for (auto& row : acc) for (VF& a : row) a = hn::Zero(df);
-      for (int c = 0; c < D; ++c) {
-        VF code[kVecs];
-        decode32<P>(codes, std::size_t(c) * std::size_t(T) + std::size_t(tb), code);
-        for (int h = 0; h < B; ++h) {
-          const VF w = hn::Set(df, s.qm[std::size_t(h * D + c)]);
-          for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::MulAdd(w, code[i], acc[h][i]);
-        }
-      }
+      key_dot<P, B>(tile, T, D, s.qm.data(), 0, D, tb, acc);
       for (int h = 0; h < B; ++h) {
         const VF bias = hn::Set(df, s.extra[std::size_t(h)]);
         for (int i = 0; i < kVecs; ++i) {
@@ -151,14 +182,7 @@ void key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, S
     for (int g = 0; g < groups; ++g) {
       VF acc[B][kVecs];
       for (auto& row : acc) for (VF& a : row) a = hn::Zero(df);
-      for (int c = g * G; c < std::min(D, (g + 1) * G); ++c) {
-        VF code[kVecs];
-        decode32<P>(codes, std::size_t(c) * std::size_t(T) + std::size_t(tb), code);
-        for (int h = 0; h < B; ++h) {
-          const VF w = hn::Set(df, q[h * D + c]);
-          for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::MulAdd(w, code[i], acc[h][i]);
-        }
-      }
+      key_dot<P, B>(tile, T, D, q, g * G, std::min(D, (g + 1) * G), tb, acc);
       for (int i = 0; i < kVecs; ++i) {
         const std::size_t at = std::size_t(g) * std::size_t(T) + std::size_t(tb) + i * kLanes;
         const VF scale = load_halves(scales + at);
@@ -224,74 +248,112 @@ void softmax_update(int T, int valid, float* m, float* l, Scratch& s) {
 
 // ---- values: o_h = o_h · factor_h + Σ_t p_ht v_t ----
 
-template <Precision P, int B>
-void accumulate_values(const std::uint16_t* scales, const std::uint16_t* zeros,
-                       QuantAxis axis, int group_size, const std::uint8_t* codes, int T,
-                       int valid, int D, float* o, Scratch& s) {
-  const DF df;
-  constexpr bool scaled = P != Precision::fp16;
-  constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
-  const bool per_token = scaled && axis == QuantAxis::per_token;
-  const int groups = per_token ? (D + group_size - 1) / group_size : 1;
+// Value constants of one tile. Per-token groups: weights[h][g][t] = p_ht · s_gt and
+// zero_sums[h][g] = Σ_t p_ht · z_gt. Per-channel (or FP16): the probabilities themselves, and
+// their sum for the zero term.
+struct ValueTerms {
+  const float* weights = nullptr;
+  int groups = 1;
+  const std::uint16_t* channel_scales = nullptr;  // per-channel groups only
+  const std::uint16_t* channel_zeros = nullptr;
+  float p_sum[8] = {};
+};
 
-  // Weights per token (and value group): probabilities, times the token's scale when values
-  // are grouped per token; zero terms summed once per group.
-  float p_sum[B] = {};
-  if (per_token) {
-    // Widen the tile's per-token scales and zeros once, with vector loads.
-    const std::size_t n = std::size_t(T) * std::size_t(groups);
-    for (std::size_t i = 0; i < n; i += kLanes) {
-      hn::StoreU(load_halves(scales + i), df, &s.meta_scales[i]);
-      if constexpr (has_zero) hn::StoreU(load_halves(zeros + i), df, &s.meta_zeros[i]);
+template <Precision P, int B>
+ValueTerms value_terms(const std::uint16_t* scales, const std::uint16_t* zeros, QuantAxis axis,
+                       int group_size, int T, int valid, int D, Scratch& s) {
+  const DF df;
+  constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
+  ValueTerms v;
+  if (P == Precision::fp16 || axis == QuantAxis::per_channel) {
+    v.weights = s.scores.data();
+    if (P != Precision::fp16) {
+      v.channel_scales = scales;
+      v.channel_zeros = has_zero ? zeros : nullptr;
     }
+    for (int h = 0; h < B; ++h) {
+      for (int t = 0; t < valid; ++t) v.p_sum[h] += s.scores[std::size_t(h * T + t)];
+    }
+    return v;
   }
+  v.groups = (D + group_size - 1) / group_size;
+  v.weights = s.weights.data();
   for (int h = 0; h < B; ++h) {
     const float* p = &s.scores[std::size_t(h * T)];
-    float* w = &s.weights[std::size_t(h * T) * std::size_t(groups)];
-    float* zero_sum = &s.extra[std::size_t(h * groups)];
-    std::fill(zero_sum, zero_sum + groups, 0.0f);
-    if (!per_token) {
-      std::copy(p, p + valid, w);
-      for (int t = 0; t < valid; ++t) p_sum[h] += p[t];
-      continue;
-    }
-    for (int t = 0; t < valid; ++t) {
-      for (int g = 0; g < groups; ++g) {
-        const std::size_t at = std::size_t(t * groups + g);
-        w[at] = p[t] * s.meta_scales[at];
-        if constexpr (has_zero) zero_sum[g] += p[t] * s.meta_zeros[at];
+    for (int g = 0; g < v.groups; ++g) {
+      float* w = &s.weights[std::size_t(h * v.groups + g) * std::size_t(T)];
+      const std::size_t row = std::size_t(g) * std::size_t(T);
+      VF zero_sum = hn::Zero(df);
+      for (int t = 0; t < T; t += int(kLanes)) {
+        const VF pv = hn::LoadU(df, p + t);
+        hn::StoreU(hn::Mul(pv, load_halves(scales + row + std::size_t(t))), df, w + t);
+        if constexpr (has_zero) zero_sum = hn::MulAdd(pv, load_halves(zeros + row + std::size_t(t)), zero_sum);
       }
+      s.extra[std::size_t(h * v.groups + g)] = hn::GetLane(hn::SumOfLanes(df, zero_sum));
     }
   }
-  for (int db = 0; db < D; db += kBlock) {
-    const int g = per_token ? db / group_size : 0;
-    VF acc[B][kVecs];
+  return v;
+}
+
+// The value pass, `span` channels at a time: wide spans decode whole INT2 units at once when
+// the head batch leaves registers for the accumulators.
+template <Precision P, int B, int span>
+void value_pass(const std::uint8_t* codes, const ValueTerms& v, int group_size, int T, int valid,
+                int D, float* o, const Scratch& s) {
+  const DF df;
+  constexpr int vecs = int(span / kLanes);
+  constexpr int blocks = span / kBlock;
+  constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
+  for (int db = 0; db < D; db += span) {
+    int group[blocks];
+    for (int j = 0; j < blocks; ++j) group[j] = v.groups > 1 ? (db + j * kBlock) / group_size : 0;
+    VF acc[B][vecs];
     for (auto& row : acc) for (VF& a : row) a = hn::Zero(df);
     for (int t = 0; t < valid; ++t) {
-      VF code[kVecs];
-      decode32<P>(codes, std::size_t(t) * std::size_t(D) + std::size_t(db), code);
+      VF code[vecs];
+      decode_span<P, span>(codes, std::size_t(t) * std::size_t(D) + std::size_t(db), code);
       for (int h = 0; h < B; ++h) {
-        const VF w = hn::Set(
-            df, s.weights[std::size_t(h * T + t) * std::size_t(groups) + std::size_t(g)]);
-        for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::MulAdd(w, code[i], acc[h][i]);
+        for (int j = 0; j < blocks; ++j) {
+          const VF w = hn::Set(df, v.weights[std::size_t(h * v.groups + group[j]) * std::size_t(T) + std::size_t(t)]);
+          for (int i = 0; i < kVecs; ++i) {
+            acc[h][j * kVecs + i] = hn::MulAdd(w, code[j * kVecs + i], acc[h][j * kVecs + i]);
+          }
+        }
       }
     }
     for (int h = 0; h < B; ++h) {
       const VF factor = hn::Set(df, s.factor[h]);
-      for (int i = 0; i < kVecs; ++i) {
+      for (int i = 0; i < vecs; ++i) {
         const std::size_t d = std::size_t(db) + i * kLanes;
         VF value = acc[h][i];
-        if (scaled && !per_token) {  // per-channel scale and zero, applied once per tile
-          value = hn::Mul(load_halves(scales + d), value);
-          if (has_zero) value = hn::MulAdd(load_halves(zeros + d), hn::Set(df, p_sum[h]), value);
-        } else if (has_zero) {
-          value = hn::Add(value, hn::Set(df, s.extra[std::size_t(h * groups + g)]));
+        if (v.channel_scales) {  // per-channel scale and zero, applied once per tile
+          value = hn::Mul(load_halves(v.channel_scales + d), value);
+          if (v.channel_zeros) {
+            value = hn::MulAdd(load_halves(v.channel_zeros + d), hn::Set(df, v.p_sum[h]), value);
+          }
+        } else if constexpr (has_zero) {
+          const int g = group[i / kVecs];
+          value = hn::Add(value, hn::Set(df, s.extra[std::size_t(h * v.groups + g)]));
         }
         float* out = o + std::size_t(h * D) + d;
         hn::StoreU(hn::MulAdd(hn::LoadU(df, out), factor, value), df, out);
       }
     }
   }
+}
+
+template <Precision P, int B>
+void accumulate_values(const std::uint16_t* scales, const std::uint16_t* zeros, QuantAxis axis,
+                       int group_size, const std::uint8_t* codes, int T, int valid, int D,
+                       float* o, Scratch& s) {
+  const ValueTerms v = value_terms<P, B>(scales, zeros, axis, group_size, T, valid, D, s);
+  constexpr int wide = std::max(kUnitCodes<P>, kBlock);
+  if constexpr (wide > kBlock && B <= 4) {
+    if (D % wide == 0 && group_size % wide == 0) {
+      return value_pass<P, B, wide>(codes, v, group_size, T, valid, D, o, s);
+    }
+  }
+  value_pass<P, B, kBlock>(codes, v, group_size, T, valid, D, o, s);
 }
 
 // ---- drivers ----
@@ -366,8 +428,6 @@ void AttendRange(const RangeTask& task) {
   s.weights.resize(std::size_t(batch_max * T * value_groups));
   s.qm.resize(std::size_t(batch_max * D));
   s.extra.resize(std::size_t(batch_max * D));
-  s.meta_scales.resize(std::size_t(T * value_groups) + kLanes);
-  s.meta_zeros.resize(s.meta_scales.size());
   // Query heads in batches of 8, 4, 2, 1: each batch shares one decode of every code.
   for (int h0 = 0; h0 < task.n_heads;) {
     const int left = task.n_heads - h0;

@@ -33,12 +33,12 @@ void check_shape(const QuantSpec& spec, const BlockShape& shape) {
   }
 }
 
-// Rows × cols of the group grid in token-major terms, before any transposition.
-std::pair<int, int> logical_group_grid(const QuantSpec& spec, const BlockShape& shape) {
+// Rows × cols of the stored group grid: groups along the grouped axis, then the other axis.
+std::pair<int, int> stored_group_grid(const QuantSpec& spec, const BlockShape& shape) {
   if (spec.axis == QuantAxis::per_channel) {
     return {ceil_div(shape.tokens, spec.group_size), shape.channels};
   }
-  return {shape.tokens, ceil_div(shape.channels, spec.group_size)};
+  return {ceil_div(shape.channels, spec.group_size), shape.tokens};
 }
 
 }  // namespace
@@ -54,10 +54,9 @@ PackedLayout packed_layout(const QuantSpec& spec, const BlockShape& shape) {
   }
   layout.codes_bytes = n * static_cast<std::size_t>(code_bits(spec.precision)) / 8;
 
-  const auto [rows, cols] = logical_group_grid(spec, shape);
-  const bool transposed = shape.order == CodeOrder::channel_major;
-  layout.group_rows = transposed ? cols : rows;
-  layout.group_cols = transposed ? rows : cols;
+  const auto [rows, cols] = stored_group_grid(spec, shape);
+  layout.group_rows = rows;
+  layout.group_cols = cols;
   layout.n_groups = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
 
   const std::size_t meta_bytes = kHalfBytes * layout.n_groups;

@@ -12,11 +12,11 @@
 //         [16k·u, 16k·(u+1)), and byte j of the unit holds codes 16k·u + j + 16·m (m = 0..k-1)
 //         in bits [m·bits, (m+1)·bits). One 16-byte load, shifted by m·bits and masked, gives
 //         16 consecutive codes: a full vector of lanes without shuffles.
-// scales, zeros: one FP16 each per quantization group (NF4: scales only, the group's absmax).
-//         The group grid is [ceil(tokens/G)][channels] for per-channel groups and
-//         [tokens][ceil(channels/G)] for per-token groups; it is stored row-major for
-//         token-major blocks and transposed for channel-major blocks, so a kernel walking the
-//         codes finds the scales of the same lanes contiguous.
+// scales, zeros: one FP16 each per quantization group (NF4: scales only, the group's absmax),
+//         in either code order stored as [group along the grouped axis][other axis]:
+//         [ceil(tokens/G)][channels] for per-channel groups, [ceil(channels/G)][tokens] for
+//         per-token groups. A kernel vectorised over either axis then finds the constants of
+//         its lanes contiguous (per-token value scales are a vector over the tile's tokens).
 //
 // Dequantization: integer x = scale·code + zero; NF4 x = scale·kNf4Table[code].
 
@@ -56,7 +56,7 @@ struct PackedLayout {
   std::size_t scales_offset = 0;  // bytes from the block start
   std::size_t zeros_offset = 0;   // == total_bytes when the precision has no zeros
   std::size_t total_bytes = 0;
-  int group_rows = 0;  // the group grid as stored: rows × cols (see above)
+  int group_rows = 0;  // the stored group grid: rows × cols (see above)
   int group_cols = 0;
 };
 

@@ -72,6 +72,14 @@ ViewGeometry view_geometry(const QuantSpec& spec, const BlockShape& shape) {
           spec.group_size, along_tokens == token_major};
 }
 
+// Where group g of the view's grid is stored: grids are kept group-axis-major (see
+// packed_layout.hpp), which is the view's own order only when its groups run along rows.
+std::size_t stored_group(const ViewGeometry& geo, std::size_t g) {
+  if (geo.along_rows) return g;
+  const auto grid_cols = static_cast<std::size_t>(geo.grid_cols());
+  return (g % grid_cols) * static_cast<std::size_t>(geo.rows) + g / grid_cols;
+}
+
 struct BlockPosition {
   int token = 0;
   int channel = 0;
@@ -206,8 +214,8 @@ Encoding int_encoding(const std::vector<float>& lo, const std::vector<float>& hi
     if ((zero & kF16ExpMask) == kF16ExpMask || (scale & kF16ExpMask) == kF16ExpMask) {
       throw_fp16_overflow(spec, shape, group_origin(geo, shape, g), kGroupCulprit);
     }
-    store_half(block + layout.scales_offset, g, scale);
-    store_half(block + layout.zeros_offset, g, zero);
+    store_half(block + layout.scales_offset, stored_group(geo, g), scale);
+    store_half(block + layout.zeros_offset, stored_group(geo, g), zero);
     enc.zero[g] = f32_from_f16_bits(zero);
     enc.divisor[g] = divisor_of(f32_from_f16_bits(scale));
   }
@@ -224,7 +232,7 @@ Encoding nf4_encoding(const std::vector<float>& lo, const std::vector<float>& hi
     if ((absmax & kF16ExpMask) == kF16ExpMask) {
       throw_fp16_overflow(spec, shape, group_origin(geo, shape, g), kGroupCulprit);
     }
-    store_half(block + layout.scales_offset, g, absmax);
+    store_half(block + layout.scales_offset, stored_group(geo, g), absmax);
     enc.divisor[g] = divisor_of(f32_from_f16_bits(absmax));
   }
   return enc;
@@ -373,12 +381,13 @@ void CpuQuantizer::unpack(std::span<const std::byte> packed, const BlockShape& s
   const bool has_zeros = spec_.precision != Precision::nf4;
   std::vector<float> zero(layout.n_groups, 0.0f);
   std::vector<float> scale(layout.n_groups);
+  const ViewGeometry geo = view_geometry(spec_, shape);
   for (std::size_t g = 0; g < layout.n_groups; ++g) {
-    scale[g] = f32_from_f16_bits(load_half(packed.data() + layout.scales_offset, g));
-    if (has_zeros) zero[g] = f32_from_f16_bits(load_half(packed.data() + layout.zeros_offset, g));
+    const std::size_t at = stored_group(geo, g);
+    scale[g] = f32_from_f16_bits(load_half(packed.data() + layout.scales_offset, at));
+    if (has_zeros) zero[g] = f32_from_f16_bits(load_half(packed.data() + layout.zeros_offset, at));
   }
 
-  const ViewGeometry geo = view_geometry(spec_, shape);
   const bool transposed = shape.order == CodeOrder::channel_major;
   std::vector<float> view_storage(transposed ? values.size() : 0);
   float* view = transposed ? view_storage.data() : values.data();
