@@ -61,14 +61,16 @@ void run(const BackendsArgs& args) {
                 << human_bytes(d["memory_bytes"].get<std::size_t>()) << "\n";
     }
   }
-  for (const PluginRejection& r : registry.rejections()) std::cout << "refused: " << r.reason << "\n";
+  for (const PluginRejection& r : registry.rejections())
+    std::cout << "refused: " << r.reason << "\n";
 }
 
 }  // namespace
 
 void add_backends_command(CLI::App& app) {
   auto args = std::make_shared<BackendsArgs>();
-  CLI::App* command = app.add_subcommand("backends", "List backends, whether each can run here, and why");
+  CLI::App* command =
+      app.add_subcommand("backends", "List backends, whether each can run here, and why");
   args->config.add_to(*command, false);
   command->add_flag("--json", args->json, "Print JSON");
   command->callback([args] { run(*args); });

@@ -68,8 +68,8 @@ Plan mixed_plan(std::int64_t tokens, int chunk, const std::vector<double>& mix) 
     plan.chunks.push_back({int(c), c * chunk, chunk, 0.0, precisions[std::size_t(c)]});
   }
   if (tokens % chunk) {
-    plan.chunks.push_back({int(n_chunks), n_chunks * chunk, int(tokens % chunk), 0.0,
-                           Precision::fp16});
+    plan.chunks.push_back(
+        {int(n_chunks), n_chunks * chunk, int(tokens % chunk), 0.0, Precision::fp16});
   }
   return plan;
 }
@@ -90,7 +90,8 @@ Timing time_decode(AttentionExecutor& attention, const KvStore& store, int q_hea
   for (int i = 0; i < repeat; ++i) {
     const auto start = std::chrono::steady_clock::now();
     attention.decode(store, 0, q, q_heads, scale, out);
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(seconds.begin(), seconds.end());
   return {seconds[seconds.size() / 2], seconds.front()};
@@ -138,7 +139,8 @@ void run(const BenchArgs& args) {
   const nlohmann::json f = measure_cache(backend, engine.settings(), args, fp16);
 
   const double speedup = f["time_s"].get<double>() / m["time_s"].get<double>();
-  const double byte_ratio = double(f["bytes"].get<std::size_t>()) / double(m["bytes"].get<std::size_t>());
+  const double byte_ratio =
+      double(f["bytes"].get<std::size_t>()) / double(m["bytes"].get<std::size_t>());
   const nlohmann::json result = {
       {"backend", std::string(backend.name())},
       {"backend_detail", backend.availability().reason},

@@ -39,7 +39,9 @@ nlohmann::json plan_chunks_json(const Plan& plan) {
   return chunks;
 }
 
-void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }
+void print_json(const nlohmann::json& j) {
+  std::cout << j.dump(2) << "\n";
+}
 
 std::string human_bytes(std::size_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

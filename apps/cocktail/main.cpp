@@ -1,12 +1,11 @@
 // The `cocktail` command line: backends, plan, bench. Each subcommand lives in its own file.
 
 #include <CLI/CLI.hpp>
-
 #include <exception>
 #include <iostream>
 
-#include "commands.hpp"
 #include "cocktail/version.hpp"
+#include "commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"Cocktail: chunk-adaptive mixed-precision KV cache for long-context inference"};

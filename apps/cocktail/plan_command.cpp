@@ -49,24 +49,25 @@ nlohmann::json summary_json(const Plan& plan, std::size_t kv_bytes, std::size_t 
     for (const ChunkPlan& c : plan.chunks) n += c.precision == p ? 1 : 0;
     counts[std::string(to_string(p))] = n;
   }
-  const double elements = 2.0 * double(plan.n_tokens()) * double(shape.n_layers) *
-                          double(shape.token_floats());
+  const double elements =
+      2.0 * double(plan.n_tokens()) * double(shape.n_layers) * double(shape.token_floats());
   const auto number_or_null = [](double x) {
     return std::isnan(x) ? nlohmann::json() : nlohmann::json(x);
   };
-  return {{"context_tokens", plan.n_tokens()},
-          {"chunks", plan_chunks_json(plan)},
-          {"chunks_per_precision", counts},
-          {"alpha", number_or_null(plan.alpha)},
-          {"beta", number_or_null(plan.beta)},
-          {"t_low", number_or_null(plan.t_low)},
-          {"t_high", number_or_null(plan.t_high)},
-          {"avg_code_bits", plan.average_code_bits()},
-          {"avg_bits", elements > 0 ? double(kv_bytes) * 8.0 / elements : 0.0},
-          {"kv_bytes", kv_bytes},
-          {"fp16_kv_bytes", fp16_bytes},
-          {"kv_shape", {{"layers", shape.n_layers}, {"kv_heads", shape.n_kv_heads},
-                        {"head_dim", shape.head_dim}}}};
+  return {
+      {"context_tokens", plan.n_tokens()},
+      {"chunks", plan_chunks_json(plan)},
+      {"chunks_per_precision", counts},
+      {"alpha", number_or_null(plan.alpha)},
+      {"beta", number_or_null(plan.beta)},
+      {"t_low", number_or_null(plan.t_low)},
+      {"t_high", number_or_null(plan.t_high)},
+      {"avg_code_bits", plan.average_code_bits()},
+      {"avg_bits", elements > 0 ? double(kv_bytes) * 8.0 / elements : 0.0},
+      {"kv_bytes", kv_bytes},
+      {"fp16_kv_bytes", fp16_bytes},
+      {"kv_shape",
+       {{"layers", shape.n_layers}, {"kv_heads", shape.n_kv_heads}, {"head_dim", shape.head_dim}}}};
 }
 
 void print_text(const nlohmann::json& s, const Plan& plan) {
@@ -82,11 +83,11 @@ void print_text(const nlohmann::json& s, const Plan& plan) {
   }
   const auto kv = s["kv_bytes"].get<std::size_t>();
   const auto fp16 = s["fp16_kv_bytes"].get<std::size_t>();
-  std::cout << "\ncontext tokens: " << plan.n_tokens() << "\naverage bits per element: "
-            << std::setprecision(3) << s["avg_bits"].get<double>() << " (codes alone "
-            << s["avg_code_bits"].get<double>() << ")\nKV bytes: " << human_bytes(kv)
-            << " vs FP16 " << human_bytes(fp16) << " (" << std::setprecision(3)
-            << (fp16 ? 100.0 * double(kv) / double(fp16) : 0.0) << "%)\n";
+  std::cout << "\ncontext tokens: " << plan.n_tokens()
+            << "\naverage bits per element: " << std::setprecision(3) << s["avg_bits"].get<double>()
+            << " (codes alone " << s["avg_code_bits"].get<double>()
+            << ")\nKV bytes: " << human_bytes(kv) << " vs FP16 " << human_bytes(fp16) << " ("
+            << std::setprecision(3) << (fp16 ? 100.0 * double(kv) / double(fp16) : 0.0) << "%)\n";
 }
 
 void run(const PlanArgs& args) {
@@ -102,10 +103,11 @@ void run(const PlanArgs& args) {
   Plan plan = engine.planner().plan(input);
   plan.validate();
 
-  const std::size_t kv = plan.n_tokens() > 0
-                             ? planned_kv_bytes(engine.backend(), engine.settings(), args.shape, plan)
-                             : 0;
-  const nlohmann::json summary = summary_json(plan, kv, args.shape.fp16_bytes(plan.n_tokens()), args.shape);
+  const std::size_t kv =
+      plan.n_tokens() > 0 ? planned_kv_bytes(engine.backend(), engine.settings(), args.shape, plan)
+                          : 0;
+  const nlohmann::json summary =
+      summary_json(plan, kv, args.shape.fp16_bytes(plan.n_tokens()), args.shape);
   if (!args.svg.empty()) {
     std::ofstream out(args.svg);
     out << render_plan_svg(plan, "Cocktail plan: " + std::to_string(plan.chunks.size()) +

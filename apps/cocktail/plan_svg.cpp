@@ -10,11 +10,16 @@ namespace {
 
 const char* colour(Precision p) {
   switch (p) {
-    case Precision::fp16: return "#d62728";
-    case Precision::int8: return "#ff7f0e";
-    case Precision::nf4: return "#9467bd";
-    case Precision::int4: return "#2ca02c";
-    case Precision::int2: return "#1f77b4";
+    case Precision::fp16:
+      return "#d62728";
+    case Precision::int8:
+      return "#ff7f0e";
+    case Precision::nf4:
+      return "#9467bd";
+    case Precision::int4:
+      return "#2ca02c";
+    case Precision::int2:
+      return "#1f77b4";
   }
   return "#999999";
 }
@@ -62,12 +67,23 @@ std::string xml_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -83,7 +99,8 @@ std::string render_plan_svg(const Plan& plan, const std::string& title) {
   std::ostringstream svg;
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << kWidth << "' height='" << height
       << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
-  svg << "<text x='10' y='24' font-size='16' font-weight='bold'>" << xml_escape(title) << "</text>\n";
+  svg << "<text x='10' y='24' font-size='16' font-weight='bold'>" << xml_escape(title)
+      << "</text>\n";
 
   std::vector<int> token_order(plan.chunks.size());
   for (std::size_t i = 0; i < token_order.size(); ++i) token_order[i] = int(i);
@@ -91,8 +108,8 @@ std::string render_plan_svg(const Plan& plan, const std::string& title) {
   for (double threshold : {plan.t_low, plan.t_high}) {
     if (std::isnan(threshold)) continue;
     const double y = 40 + kStripHeight - scale.height(threshold);
-    svg << "<line x1='" << kLeft << "' x2='" << kWidth - 20 << "' y1='" << y << "' y2='" << y
-        << "' stroke='black' stroke-dasharray='4 3'/>\n";
+    svg << "<line x1='" << kLeft << "' x2='" << kLeft + bar * double(plan.chunks.size()) << "' y1='"
+        << y << "' y2='" << y << "' stroke='black' stroke-dasharray='4 3'/>\n";
   }
   strip(svg, plan, plan.storage_order(), 60 + kStripHeight, "storage order", scale, bar);
 
@@ -100,9 +117,9 @@ std::string render_plan_svg(const Plan& plan, const std::string& title) {
   const double legend_y = 2 * kStripHeight + 100;
   for (Precision p : kAllPrecisions) {
     if (plan.tokens_at(p) == 0) continue;
-    svg << "<rect x='" << x << "' y='" << legend_y << "' width='14' height='14' fill='"
-        << colour(p) << "'/><text x='" << x + 20 << "' y='" << legend_y + 12
-        << "' font-size='13'>" << to_string(p) << "</text>\n";
+    svg << "<rect x='" << x << "' y='" << legend_y << "' width='14' height='14' fill='" << colour(p)
+        << "'/><text x='" << x + 20 << "' y='" << legend_y + 12 << "' font-size='13'>"
+        << to_string(p) << "</text>\n";
     x += 90;
   }
   svg << "<text x='" << x << "' y='" << legend_y + 12

@@ -32,9 +32,15 @@ void validate_plugin_tables(const PluginRegistry& registry, const Config& config
                            (known.empty() ? " none" : known));
       }
       switch (plugin_kind) {
-        case PluginKind::backend: registry.make_backend(name, &options); break;
-        case PluginKind::planner: registry.make_planner(name, &options); break;
-        case PluginKind::scorer: registry.make_scorer(name, &options); break;
+        case PluginKind::backend:
+          registry.make_backend(name, &options);
+          break;
+        case PluginKind::planner:
+          registry.make_planner(name, &options);
+          break;
+        case PluginKind::scorer:
+          registry.make_scorer(name, &options);
+          break;
       }
     }
   }
@@ -92,8 +98,7 @@ Engine::Engine(const Config& config)
 
 Session Engine::new_session(const KvShape& shape, std::int64_t max_tokens) const {
   KvStoreOptions options{shape, settings_.layout, max_tokens};
-  return Session(backend_->make_kv_store(options), backend_->make_attention(), planner_,
-                 scorer_);
+  return Session(backend_->make_kv_store(options), backend_->make_attention(), planner_, scorer_);
 }
 
 }  // namespace cocktail

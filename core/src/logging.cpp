@@ -14,8 +14,7 @@ spdlog::level::level_enum parse_level(const std::string& name) {
   const auto level = spdlog::level::from_str(name);
   // from_str maps unknown names to "off"; only accept "off" when it was asked for.
   if (level == spdlog::level::off && name != "off") {
-    throw Error("unknown log level '" + name +
-                "'; allowed: trace, debug, info, warn, error, off");
+    throw Error("unknown log level '" + name + "'; allowed: trace, debug, info, warn, error, off");
   }
   return level;
 }

@@ -86,6 +86,13 @@ void Options::fail_table(const std::string& what) const {
   throw ConfigError(locate(table_location_, "[" + name_ + "]") + " " + what);
 }
 
+Precision Options::get_precision(const std::string& key, Precision fallback) {
+  std::vector<std::string> allowed;
+  for (Precision p : kAllPrecisions) allowed.emplace_back(to_string(p));
+  // get_choice() has already rejected any name parse_precision() would not know.
+  return *parse_precision(get_choice(key, std::string(to_string(fallback)), allowed));
+}
+
 bool Options::get_bool(const std::string& key, bool fallback) {
   const Entry* entry = find(key);
   if (!entry) return fallback;

@@ -51,4 +51,16 @@ void Plan::validate() const {
   }
 }
 
+Plan fixed_size_chunks(std::int64_t n_tokens, int chunk_size, Precision precision) {
+  if (chunk_size < 1) throw Error("chunk size " + std::to_string(chunk_size) + " must be positive");
+  Plan plan;
+  for (std::int64_t first = 0; first < n_tokens; first += chunk_size) {
+    const bool full = first + chunk_size <= n_tokens;
+    plan.chunks.push_back(
+        {int(plan.chunks.size()), first, full ? chunk_size : int(n_tokens - first),
+         std::numeric_limits<double>::quiet_NaN(), full ? precision : Precision::fp16});
+  }
+  return plan;
+}
+
 }  // namespace cocktail

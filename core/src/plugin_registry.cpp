@@ -36,9 +36,12 @@ struct PluginRegistry::Entry {
 
 std::string_view to_string(PluginKind kind) {
   switch (kind) {
-    case PluginKind::backend: return "backend";
-    case PluginKind::planner: return "planner";
-    case PluginKind::scorer: return "scorer";
+    case PluginKind::backend:
+      return "backend";
+    case PluginKind::planner:
+      return "planner";
+    case PluginKind::scorer:
+      return "scorer";
   }
   return "?";
 }
@@ -170,8 +173,8 @@ void PluginRegistry::load(const fs::path& file) {
   };
   boost::dll::shared_library library;
   try {
-    library.load(boost::dll::fs::path(file.string()), boost::dll::load_mode::rtld_now |
-                                                           boost::dll::load_mode::rtld_local);
+    library.load(boost::dll::fs::path(file.string()),
+                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     refuse(std::string("cannot be loaded as a shared library: ") + e.what());
   }
@@ -194,8 +197,8 @@ void PluginRegistry::load(const fs::path& file) {
   log().debug("loaded {} plugin '{}' {} from {}", to_string(info.kind), info.name, info.version,
               file.string());
   infos_.push_back(info);
-  entries_.push_back({std::move(info),
-                      std::make_shared<const LoadedLibrary>(std::move(library), *descriptor)});
+  entries_.push_back(
+      {std::move(info), std::make_shared<const LoadedLibrary>(std::move(library), *descriptor)});
 }
 
 std::vector<PluginInfo> PluginRegistry::plugins_of(PluginKind kind) const {
@@ -231,13 +234,12 @@ std::shared_ptr<void> PluginRegistry::create(PluginKind kind, const std::string&
   if (status == COCKTAIL_CREATE_BAD_CONFIG) throw ConfigError(error);
   if (status != 0 || !object) {
     throw PluginError(std::string(to_string(kind)) + " '" + name + "' from " +
-                      entry.info.file.string() + " failed to start: " +
-                      (*error ? error : "its factory returned no object"));
+                      entry.info.file.string() +
+                      " failed to start: " + (*error ? error : "its factory returned no object"));
   }
   // The deleter holds the library, so the library is unloaded only after the object is gone.
-  return std::shared_ptr<void>(object, [library = entry.library](void* p) {
-    library->descriptor().destroy(p);
-  });
+  return std::shared_ptr<void>(
+      object, [library = entry.library](void* p) { library->descriptor().destroy(p); });
 }
 
 std::shared_ptr<Backend> PluginRegistry::make_backend(const std::string& name,

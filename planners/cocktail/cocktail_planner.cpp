@@ -18,15 +18,6 @@
 namespace cocktail::planners {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-Precision read_precision(Options& opts, const std::string& key, const std::string& fallback) {
-  std::vector<std::string> allowed;
-  for (Precision p : kAllPrecisions) allowed.emplace_back(to_string(p));
-  // get_choice() has already rejected any name parse_precision() would not know.
-  return *parse_precision(opts.get_choice(key, fallback, allowed));
-}
-
 // The text of each full chunk: its tokens' pieces concatenated.
 std::vector<std::string> full_chunk_texts(std::span<const std::string> pieces, int chunk_size,
                                           std::size_t n_full) {
@@ -78,9 +69,9 @@ CocktailPlanner::CocktailPlanner(Options& opts)
     : alpha_(opts.get_double("alpha", 0.6, 0.0, 1.0)),
       beta_(opts.get_double("beta", 0.1, 0.0, 1.0)),
       chunk_size_(static_cast<int>(opts.get_int("chunk_size", 32, 1, 1048576))),
-      high_(read_precision(opts, "high", "fp16")),
-      mid_(read_precision(opts, "mid", "int4")),
-      low_(read_precision(opts, "low", "int2")) {
+      high_(opts.get_precision("high", Precision::fp16)),
+      mid_(opts.get_precision("mid", Precision::int4)),
+      low_(opts.get_precision("low", Precision::int2)) {
   if (alpha_ + beta_ > 1.0) {
     opts.fail("beta", fmt::format("alpha + beta = {} + {} exceeds 1, which would make T_low > "
                                   "T_high; lower alpha or beta",
@@ -92,7 +83,8 @@ Plan CocktailPlanner::plan(const PlanInput& input) {
   const std::size_t n_full = input.token_texts.size() / chunk_size_;
   const std::vector<double> scores = score_full_chunks(input, chunk_size_, n_full);
 
-  Plan plan;
+  Plan plan =
+      fixed_size_chunks(static_cast<std::int64_t>(input.token_texts.size()), chunk_size_, mid_);
   plan.alpha = alpha_;
   plan.beta = beta_;
   if (auto range = finite_range(scores)) {
@@ -108,14 +100,8 @@ Plan CocktailPlanner::plan(const PlanInput& input) {
   }
 
   for (std::size_t i = 0; i < n_full; ++i) {
-    plan.chunks.push_back({static_cast<int>(i), static_cast<std::int64_t>(i) * chunk_size_,
-                           chunk_size_, scores[i], tier(scores[i], plan.t_low, plan.t_high)});
-  }
-  const auto planned = static_cast<std::int64_t>(n_full) * chunk_size_;
-  const auto remainder = static_cast<std::int64_t>(input.token_texts.size()) - planned;
-  if (remainder > 0) {
-    plan.chunks.push_back(
-        {static_cast<int>(n_full), planned, static_cast<int>(remainder), kNaN, Precision::fp16});
+    plan.chunks[i].score = scores[i];
+    plan.chunks[i].precision = tier(scores[i], plan.t_low, plan.t_high);
   }
   return plan;
 }

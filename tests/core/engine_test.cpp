@@ -1,5 +1,4 @@
 #include "cocktail/engine.hpp"
-#include "support/error_of.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,6 +16,7 @@
 #include "cocktail/error.hpp"
 #include "cocktail/text_pieces.hpp"
 #include "expect_config_error.hpp"
+#include "support/error_of.hpp"
 
 namespace cocktail {
 namespace {

@@ -1,5 +1,4 @@
 #include "cocktail/plugin_registry.hpp"
-#include "support/error_of.hpp"
 
 #include <dlfcn.h>
 #include <gmock/gmock.h>
@@ -18,6 +17,7 @@
 #include "cocktail/error.hpp"
 #include "cocktail/plugin_abi.h"
 #include "cocktail/version.hpp"
+#include "support/error_of.hpp"
 
 namespace cocktail {
 namespace {
@@ -160,8 +160,9 @@ TEST_F(PluginRegistryScanTest, UnknownKeyInTheConfigTableIsReported) {
   Options options("planner.test-good", {"test.toml", 1});
   options.set("precisoin", std::string("int4"), {"test.toml", 2});
   // A config mistake stays a ConfigError across the plugin boundary.
-  EXPECT_THAT(testing::error_of<ConfigError>([&] { registry_.make_planner("test-good", &options); }),
-              AllOf(HasSubstr("test.toml:2"), HasSubstr("precisoin")));
+  EXPECT_THAT(
+      testing::error_of<ConfigError>([&] { registry_.make_planner("test-good", &options); }),
+      AllOf(HasSubstr("test.toml:2"), HasSubstr("precisoin")));
 }
 
 TEST_F(PluginRegistryScanTest, ThrowingConstructorBecomesAPluginError) {

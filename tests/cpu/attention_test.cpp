@@ -1,6 +1,8 @@
 // Reordered mixed-precision attention against a float64 reference computed in the original
 // token order on the dequantized values (the store's own snapshot, sorted back by position).
 
+#include "attention/attention.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <random>
 #include <vector>
 
-#include "attention/attention.hpp"
 #include "cocktail/error.hpp"
 #include "kv_store.hpp"
 
@@ -53,10 +54,14 @@ Plan make_plan(std::int64_t n_context, int chunk, Mix mix, std::mt19937& rng) {
     c.first_token = first;
     c.n_tokens = int(std::min<std::int64_t>(chunk, n_context - first));
     const double r = u(rng);
-    if (c.n_tokens < chunk || r < mix.fp16) c.precision = Precision::fp16;
-    else if (r < mix.fp16 + mix.int4) c.precision = Precision::int4;
-    else if (r < mix.fp16 + mix.int4 + mix.int2) c.precision = Precision::int2;
-    else c.precision = (other++ % 2) ? Precision::nf4 : Precision::int8;
+    if (c.n_tokens < chunk || r < mix.fp16)
+      c.precision = Precision::fp16;
+    else if (r < mix.fp16 + mix.int4)
+      c.precision = Precision::int4;
+    else if (r < mix.fp16 + mix.int4 + mix.int2)
+      c.precision = Precision::int2;
+    else
+      c.precision = (other++ % 2) ? Precision::nf4 : Precision::int8;
     plan.chunks.push_back(c);
   }
   return plan;
@@ -73,7 +78,8 @@ std::vector<double> reference(const KvHeadSnapshot& snap, const float* q, int di
   for (std::size_t r : order) {
     if (snap.positions[r] >= visible) break;
     double dot = 0.0;
-    for (int d = 0; d < dim; ++d) dot += double(q[d]) * snap.keys[r * std::size_t(dim) + std::size_t(d)];
+    for (int d = 0; d < dim; ++d)
+      dot += double(q[d]) * snap.keys[r * std::size_t(dim) + std::size_t(d)];
     scores.push_back(dot * scale);
   }
   const double m = *std::max_element(scores.begin(), scores.end());
@@ -82,7 +88,8 @@ std::vector<double> reference(const KvHeadSnapshot& snap, const float* q, int di
   for (std::size_t i = 0; i < scores.size(); ++i) {
     const double p = std::exp(scores[i] - m);
     sum += p;
-    for (int d = 0; d < dim; ++d) out[std::size_t(d)] += p * snap.values[order[i] * std::size_t(dim) + std::size_t(d)];
+    for (int d = 0; d < dim; ++d)
+      out[std::size_t(d)] += p * snap.values[order[i] * std::size_t(dim) + std::size_t(d)];
   }
   for (double& x : out) x /= sum;
   return out;

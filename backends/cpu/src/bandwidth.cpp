@@ -1,17 +1,21 @@
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "bandwidth.cpp"
-#include <hwy/foreach_target.h>  // must come before highway.h
-#include <hwy/highway.h>
+#include "bandwidth.hpp"
 
-#include <hwy/aligned_allocator.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 
-#include "bandwidth.hpp"
 #include "cocktail/error.hpp"
+
+// Highway compiles this file once per SIMD target: the order of these lines matters.
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "bandwidth.cpp"
+#include <hwy/foreach_target.h>
+#include <hwy/highway.h>
+#include <hwy/aligned_allocator.h>
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace cocktail::cpu {
@@ -55,7 +59,8 @@ double measure_read_bandwidth(std::size_t bytes, int threads) {
   const std::size_t words =
       std::max<std::size_t>(bytes / 8 / kWordsPerPage, std::size_t(n_threads)) * kWordsPerPage;
   auto buffer = hwy::AllocateAligned<std::uint64_t>(words);
-  if (!buffer) throw Error("bandwidth probe: cannot allocate " + std::to_string(words * 8) + " bytes");
+  if (!buffer)
+    throw Error("bandwidth probe: cannot allocate " + std::to_string(words * 8) + " bytes");
   std::memset(buffer.get(), 1, words * 8);
   const std::size_t pages = words / kWordsPerPage;
 

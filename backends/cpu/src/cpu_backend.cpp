@@ -38,8 +38,7 @@ class CpuCompute final : public Compute {
 
 }  // namespace
 
-CpuBackend::CpuBackend(Options& options)
-    : threads_(int(options.get_int("threads", 0, 0, 1024))) {}
+CpuBackend::CpuBackend(Options& options) : threads_(int(options.get_int("threads", 0, 0, 1024))) {}
 
 Availability CpuBackend::availability() const {
   return {kCpuScore, std::string("runs on this CPU with SIMD target ") + simd_target_name()};
@@ -48,7 +47,8 @@ Availability CpuBackend::availability() const {
 std::vector<DeviceInfo> CpuBackend::devices() const {
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
-  const std::size_t memory = pages > 0 && page_size > 0 ? std::size_t(pages) * std::size_t(page_size) : 0;
+  const std::size_t memory =
+      pages > 0 && page_size > 0 ? std::size_t(pages) * std::size_t(page_size) : 0;
   return {{cpu_model_name() + " (" + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores)",
            memory}};
 }
@@ -65,7 +65,9 @@ std::shared_ptr<AttentionExecutor> CpuBackend::make_attention() {
   return std::make_shared<CpuAttention>(threads_);
 }
 
-std::shared_ptr<Compute> CpuBackend::make_compute() { return std::make_shared<CpuCompute>(); }
+std::shared_ptr<Compute> CpuBackend::make_compute() {
+  return std::make_shared<CpuCompute>();
+}
 
 double CpuBackend::measure_read_bandwidth(std::size_t bytes) {
   return cpu::measure_read_bandwidth(bytes, threads_);

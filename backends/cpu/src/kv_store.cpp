@@ -10,7 +10,9 @@ namespace cocktail::cpu {
 
 namespace {
 
-std::size_t index_of(Precision p) { return std::size_t(p); }
+std::size_t index_of(Precision p) {
+  return std::size_t(p);
+}
 
 void check_options(const KvStoreOptions& o) {
   const KvShape& s = o.shape;
@@ -148,8 +150,8 @@ void CpuKvStore::commit(const Plan& plan) {
   const int n_heads = options_.shape.n_layers * options_.shape.n_kv_heads;
 #pragma omp parallel for schedule(dynamic)
   for (int i = 0; i < n_heads; ++i) {
-    build_head(i / options_.shape.n_kv_heads, i % options_.shape.n_kv_heads, plan, index,
-               locations, new_committed);
+    build_head(i / options_.shape.n_kv_heads, i % options_.shape.n_kv_heads, plan, index, locations,
+               new_committed);
   }
 
   index_ = std::move(index);
@@ -184,8 +186,9 @@ void CpuKvStore::build_head(int layer, int kv_head, const Plan& plan,
       std::uint8_t* out = data[index_of(p)].get() + std::size_t(to.first_tile) * format.bytes;
       if (std::size_t(c) < locations_.size() && !locations_[std::size_t(c)].in_tail) {
         const ChunkLocation& from = locations_[std::size_t(c)];
-        const std::uint8_t* old = h.segment_data[index_of(from.precision)].get() +
-                                  std::size_t(from.first_tile) * formats_[index_of(from.precision)].bytes;
+        const std::uint8_t* old =
+            h.segment_data[index_of(from.precision)].get() +
+            std::size_t(from.first_tile) * formats_[index_of(from.precision)].bytes;
         if (from.precision == p) {
           std::memcpy(out, old, std::size_t(to.n_tiles) * format.bytes);
           continue;
@@ -225,14 +228,14 @@ void CpuKvStore::pack_tile(const float* keys, const float* values, Precision p,
   auto* bytes = reinterpret_cast<std::byte*>(out);
   key_quantizers_[index_of(p)]->pack({keys, n}, f.key_shape(), {bytes, f.key.total_bytes});
   value_quantizers_[index_of(p)]->pack({values, n}, f.value_shape(),
-                                        {bytes + f.value_offset, f.value.total_bytes});
+                                       {bytes + f.value_offset, f.value.total_bytes});
 }
 
 void CpuKvStore::unpack_tile(const Head& h, Precision p, int tile, std::vector<float>& keys,
                              std::vector<float>& values) const {
   const TileFormat& f = formats_[index_of(p)];
-  const auto* bytes =
-      reinterpret_cast<const std::byte*>(h.segment_data[index_of(p)].get()) + std::size_t(tile) * f.bytes;
+  const auto* bytes = reinterpret_cast<const std::byte*>(h.segment_data[index_of(p)].get()) +
+                      std::size_t(tile) * f.bytes;
   key_quantizers_[index_of(p)]->unpack({bytes, f.key.total_bytes}, f.key_shape(), keys);
   value_quantizers_[index_of(p)]->unpack({bytes + f.value_offset, f.value.total_bytes},
                                          f.value_shape(), values);

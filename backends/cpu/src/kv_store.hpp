@@ -35,7 +35,7 @@ struct SegmentView {
 };
 
 struct HeadView {
-  std::vector<SegmentView> segments;  // storage order, empty ones left out
+  std::vector<SegmentView> segments;           // storage order, empty ones left out
   const std::uint16_t* tail_keys = nullptr;    // [n_tail][head_dim]
   const std::uint16_t* tail_values = nullptr;  // [n_tail][head_dim]
   std::int64_t n_tail = 0;
@@ -78,10 +78,12 @@ class CpuKvStore final : public KvStore {
   };
 
   Head& head(int layer, int kv_head) {
-    return heads_[std::size_t(layer) * std::size_t(options_.shape.n_kv_heads) + std::size_t(kv_head)];
+    return heads_[std::size_t(layer) * std::size_t(options_.shape.n_kv_heads) +
+                  std::size_t(kv_head)];
   }
   const Head& head(int layer, int kv_head) const {
-    return heads_[std::size_t(layer) * std::size_t(options_.shape.n_kv_heads) + std::size_t(kv_head)];
+    return heads_[std::size_t(layer) * std::size_t(options_.shape.n_kv_heads) +
+                  std::size_t(kv_head)];
   }
   void check_commit(const Plan& plan) const;
   void build_head(int layer, int kv_head, const Plan& plan,

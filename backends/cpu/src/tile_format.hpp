@@ -30,7 +30,9 @@ struct TileFormat {
 
 inline constexpr std::size_t kCacheLine = 64;
 
-constexpr std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+constexpr std::size_t round_up(std::size_t n, std::size_t to) {
+  return (n + to - 1) / to * to;
+}
 
 inline TileFormat make_tile_format(const KvQuantLayout& layout, int head_dim, Precision p) {
   TileFormat f;
@@ -50,7 +52,8 @@ using TileFormats = std::array<TileFormat, kAllPrecisions.size()>;
 
 inline TileFormats make_tile_formats(const KvQuantLayout& layout, int head_dim) {
   TileFormats formats;
-  for (Precision p : kAllPrecisions) formats[std::size_t(p)] = make_tile_format(layout, head_dim, p);
+  for (Precision p : kAllPrecisions)
+    formats[std::size_t(p)] = make_tile_format(layout, head_dim, p);
   return formats;
 }
 

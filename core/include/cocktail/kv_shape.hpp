@@ -6,7 +6,8 @@
 namespace cocktail {
 
 // Geometry of one sequence's K/V cache. K/V for a token of one layer are passed as
-// [n_kv_heads][head_dim] floats (keys after RoPE); several tokens as [tokens][n_kv_heads][head_dim].
+// [n_kv_heads][head_dim] floats (keys after RoPE); several tokens as
+// [tokens][n_kv_heads][head_dim].
 struct KvShape {
   int n_layers = 1;
   int n_kv_heads = 1;

@@ -48,11 +48,11 @@ class KvStore {
   // precisions; each token is requantized from its FP16 or INT8 form, never from a lower one.
   virtual void commit(const Plan& plan) = 0;
 
-  virtual std::int64_t n_tokens() const = 0;     // every token of layer 0
+  virtual std::int64_t n_tokens() const = 0;  // every token of layer 0
   // Tokens in quantized segments. A plan's last chunk, when FP16 and shorter than the store's
   // tile, stays in the tail at its exact size, so this can be less than plan().n_tokens().
   virtual std::int64_t n_committed() const = 0;
-  virtual const Plan& plan() const = 0;          // the last committed plan
+  virtual const Plan& plan() const = 0;  // the last committed plan
   // Exact bytes of K/V storage: codes, scales, zeros and the FP16 tail.
   virtual std::size_t bytes() const = 0;
   virtual std::vector<SegmentInfo> segments() const = 0;  // storage order, tail last

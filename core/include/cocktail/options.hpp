@@ -8,6 +8,8 @@
 #include <variant>
 #include <vector>
 
+#include "cocktail/precision.hpp"
+
 namespace cocktail {
 
 // Where a config value came from, for error messages: "configs/default.toml:12" or "--set".
@@ -43,6 +45,8 @@ class Options {
   // A string that must be one of `allowed`.
   std::string get_choice(const std::string& key, const std::string& fallback,
                          const std::vector<std::string>& allowed);
+  // A precision name: fp16, int8, nf4, int4 or int2.
+  Precision get_precision(const std::string& key, Precision fallback);
   std::vector<std::string> get_strings(const std::string& key,
                                        const std::vector<std::string>& fallback);
 

@@ -43,4 +43,8 @@ struct Plan {
   void validate() const;
 };
 
+// Chunks of `chunk_size` tokens over tokens [0, n_tokens), in token order, unscored. Full
+// chunks get `precision`; a remainder shorter than a chunk stays FP16 (the method's rule).
+Plan fixed_size_chunks(std::int64_t n_tokens, int chunk_size, Precision precision);
+
 }  // namespace cocktail

@@ -2,8 +2,8 @@
 
 // What a plugin author includes: the entry point is one macro.
 //
-//   class MyPlanner : public cocktail::ChunkPlanner { ... explicit MyPlanner(cocktail::Options&); };
-//   COCKTAIL_PLANNER_PLUGIN("my-planner", "1.0.0", "what it does", MyPlanner)
+//   class MyPlanner : public cocktail::ChunkPlanner { ... explicit MyPlanner(cocktail::Options&);
+//   }; COCKTAIL_PLANNER_PLUGIN("my-planner", "1.0.0", "what it does", MyPlanner)
 //
 // The class's constructor takes the plugin's config table (`cocktail::Options&`), reads its
 // keys with the typed getters and may throw; the macro turns exceptions into an error status
@@ -59,25 +59,27 @@ void destroy(void* object) noexcept {
 
 }  // namespace cocktail::plugin_detail
 
-#define COCKTAIL_DEFINE_PLUGIN_(KIND, INTERFACE, NAME, VERSION, DESCRIPTION, IMPL)          \
-  COCKTAIL_PLUGIN_EXPORT const cocktail_plugin_descriptor* cocktail_plugin_entry(void) {    \
-    static const cocktail_plugin_descriptor descriptor = {                                  \
-        cocktail::kAbiMajor,                                                                \
-        cocktail::kAbiMinor,                                                                \
-        sizeof(cocktail_plugin_descriptor),                                                 \
-        KIND,                                                                               \
-        NAME,                                                                               \
-        VERSION,                                                                            \
-        DESCRIPTION,                                                                        \
-        &cocktail::plugin_detail::create<INTERFACE, IMPL>,                                  \
-        &cocktail::plugin_detail::destroy<INTERFACE>};                                      \
-    return &descriptor;                                                                     \
+#define COCKTAIL_DEFINE_PLUGIN_(KIND, INTERFACE, NAME, VERSION, DESCRIPTION, IMPL)       \
+  COCKTAIL_PLUGIN_EXPORT const cocktail_plugin_descriptor* cocktail_plugin_entry(void) { \
+    static const cocktail_plugin_descriptor descriptor = {                               \
+        cocktail::kAbiMajor,                                                             \
+        cocktail::kAbiMinor,                                                             \
+        sizeof(cocktail_plugin_descriptor),                                              \
+        KIND,                                                                            \
+        NAME,                                                                            \
+        VERSION,                                                                         \
+        DESCRIPTION,                                                                     \
+        &cocktail::plugin_detail::create<INTERFACE, IMPL>,                               \
+        &cocktail::plugin_detail::destroy<INTERFACE>};                                   \
+    return &descriptor;                                                                  \
   }
 
-#define COCKTAIL_BACKEND_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL) \
-  COCKTAIL_DEFINE_PLUGIN_(COCKTAIL_PLUGIN_BACKEND, cocktail::Backend, NAME, VERSION, DESCRIPTION, IMPL)
-#define COCKTAIL_PLANNER_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL)                              \
+#define COCKTAIL_BACKEND_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL)                                 \
+  COCKTAIL_DEFINE_PLUGIN_(COCKTAIL_PLUGIN_BACKEND, cocktail::Backend, NAME, VERSION, DESCRIPTION, \
+                          IMPL)
+#define COCKTAIL_PLANNER_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL)                         \
   COCKTAIL_DEFINE_PLUGIN_(COCKTAIL_PLUGIN_PLANNER, cocktail::ChunkPlanner, NAME, VERSION, \
                           DESCRIPTION, IMPL)
-#define COCKTAIL_SCORER_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL) \
-  COCKTAIL_DEFINE_PLUGIN_(COCKTAIL_PLUGIN_SCORER, cocktail::ChunkScorer, NAME, VERSION, DESCRIPTION, IMPL)
+#define COCKTAIL_SCORER_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL)                        \
+  COCKTAIL_DEFINE_PLUGIN_(COCKTAIL_PLUGIN_SCORER, cocktail::ChunkScorer, NAME, VERSION, \
+                          DESCRIPTION, IMPL)

@@ -16,22 +16,31 @@ inline constexpr std::array<Precision, 5> kAllPrecisions = {
 // Bits of one stored code, metadata (scales, zeros) not included.
 constexpr int code_bits(Precision p) {
   switch (p) {
-    case Precision::fp16: return 16;
-    case Precision::int8: return 8;
+    case Precision::fp16:
+      return 16;
+    case Precision::int8:
+      return 8;
     case Precision::nf4:
-    case Precision::int4: return 4;
-    case Precision::int2: return 2;
+    case Precision::int4:
+      return 4;
+    case Precision::int2:
+      return 2;
   }
   return 0;
 }
 
 constexpr std::string_view to_string(Precision p) {
   switch (p) {
-    case Precision::fp16: return "fp16";
-    case Precision::int8: return "int8";
-    case Precision::nf4: return "nf4";
-    case Precision::int4: return "int4";
-    case Precision::int2: return "int2";
+    case Precision::fp16:
+      return "fp16";
+    case Precision::int8:
+      return "int8";
+    case Precision::nf4:
+      return "nf4";
+    case Precision::int4:
+      return "int4";
+    case Precision::int2:
+      return "int2";
   }
   return "?";
 }

@@ -21,10 +21,9 @@ class Session {
   Session(std::shared_ptr<KvStore> store, std::shared_ptr<AttentionExecutor> attention,
           std::shared_ptr<ChunkPlanner> planner, std::shared_ptr<ChunkScorer> scorer);
 
-  void append(int layer, std::span<const float> k, std::span<const float> v,
-              std::int64_t n_tokens);
-  void prefill_attention(int layer, std::span<const float> q, std::int64_t n_new,
-                         int n_q_heads, std::span<float> out);
+  void append(int layer, std::span<const float> k, std::span<const float> v, std::int64_t n_tokens);
+  void prefill_attention(int layer, std::span<const float> q, std::int64_t n_new, int n_q_heads,
+                         std::span<float> out);
   // Plans the first `context_texts.size()` tokens (the context) and commits the plan; the
   // query tokens after them stay in the FP16 tail.
   const Plan& plan_and_commit(std::span<const std::string> context_texts, std::string_view query);

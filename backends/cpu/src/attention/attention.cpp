@@ -34,8 +34,8 @@ void check_query(const CpuKvStore& store, int layer, std::size_t q_size, std::si
                 " query heads is not a multiple of the " + std::to_string(shape.n_kv_heads) +
                 " KV heads");
   }
-  const std::size_t expected = std::size_t(n_rows) * std::size_t(n_q_heads) *
-                               std::size_t(shape.head_dim);
+  const std::size_t expected =
+      std::size_t(n_rows) * std::size_t(n_q_heads) * std::size_t(shape.head_dim);
   if (q_size != expected || out_size != expected) {
     throw Error("attention: q and out need " + std::to_string(expected) + " floats, got " +
                 std::to_string(q_size) + " and " + std::to_string(out_size));
@@ -71,7 +71,9 @@ void merge_into(const std::vector<Partial>& parts, int heads, int dim, float* ou
   }
 }
 
-int thread_count(int configured) { return configured > 0 ? configured : omp_get_max_threads(); }
+int thread_count(int configured) {
+  return configured > 0 ? configured : omp_get_max_threads();
+}
 
 }  // namespace
 
@@ -128,9 +130,8 @@ void CpuAttention::prefill(const KvStore& store_base, int layer, std::span<const
   const int tile_tokens = store.options().layout.group_size;
   const std::int64_t tail = store.layer_tokens(layer) - store.n_committed();
   if (n_new > tail) {
-    throw Error("attention: prefill of " + std::to_string(n_new) +
-                " tokens but only " + std::to_string(tail) + " are uncommitted in layer " +
-                std::to_string(layer));
+    throw Error("attention: prefill of " + std::to_string(n_new) + " tokens but only " +
+                std::to_string(tail) + " are uncommitted in layer " + std::to_string(layer));
   }
   std::vector<float> scaled(q.begin(), q.end());
   for (float& x : scaled) x *= softmax_scale;
@@ -144,12 +145,20 @@ void CpuAttention::prefill(const KvStore& store_base, int layer, std::span<const
     const int h = int(item % shape.n_kv_heads);
     // Causal: query i sees the committed segments and the tail up to its own position.
     const std::int64_t visible = tail - n_new + i + 1;
-    const std::size_t offset = (std::size_t(i) * std::size_t(n_q_heads) +
-                                std::size_t(h * group)) * std::size_t(dim);
+    const std::size_t offset =
+        (std::size_t(i) * std::size_t(n_q_heads) + std::size_t(h * group)) * std::size_t(dim);
     std::vector<Partial> part(1, Partial(group, dim));
-    const RangeTask task{&views[std::size_t(h)], scaled.data() + offset, group, dim, tile_tokens,
-                         0, count_tiles(views[std::size_t(h)], visible, tile_tokens), visible,
-                         part[0].m.data(), part[0].l.data(), part[0].o.data()};
+    const RangeTask task{&views[std::size_t(h)],
+                         scaled.data() + offset,
+                         group,
+                         dim,
+                         tile_tokens,
+                         0,
+                         count_tiles(views[std::size_t(h)], visible, tile_tokens),
+                         visible,
+                         part[0].m.data(),
+                         part[0].l.data(),
+                         part[0].o.data()};
     attend_range(task);
     merge_into(part, group, dim, out.data() + offset);
   }

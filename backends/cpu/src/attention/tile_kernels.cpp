@@ -5,19 +5,24 @@
 //   values per token:  Σ_t p_t v_t = Σ_t (p_t s_t) v̂_t + Σ_t p_t z_t
 // Every query head of a KV head (GQA) is served from the same decoded codes.
 
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "attention/tile_kernels.cpp"
-#include <hwy/foreach_target.h>  // must come before highway.h
-#include <hwy/highway.h>
-#include <hwy/contrib/math/math-inl.h>
+#include "attention/tile_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "attention/tile_kernels.hpp"
 #include "quant/quantizer.hpp"
+
+// Highway compiles this file once per SIMD target: the order of these lines matters.
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "attention/tile_kernels.cpp"
+#include <hwy/foreach_target.h>
+#include <hwy/highway.h>
+#include <hwy/cache_control.h>
+#include <hwy/contrib/math/math-inl.h>
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace cocktail::cpu {
@@ -33,6 +38,7 @@ constexpr std::size_t kLanes = hn::MaxLanes(DF());
 constexpr int kBlock = 32;
 constexpr int kVecs = int(kBlock / kLanes);
 constexpr float kMasked = -3.0e38f;
+constexpr std::size_t kPrefetchTileBytes = 8192;
 
 // FP16 values are kept as their bit patterns (uint16_t) and widened in registers.
 const std::uint16_t* as_halves(const std::uint8_t* p) {
@@ -53,8 +59,7 @@ constexpr int kUnitCodes = code_bits(P) >= 8 ? 16 : 16 * (8 / code_bits(P));
 // covers whole units every shift is a compile-time constant and each unit is loaded once;
 // a span shorter than a unit (32 INT2 codes) reads its planes from a run-time offset.
 template <Precision P, int S>
-HWY_INLINE void decode_span(const std::uint8_t* codes, std::size_t flat,
-                            VF (&out)[S / kLanes]) {
+HWY_INLINE void decode_span(const std::uint8_t* codes, std::size_t flat, VF (&out)[S / kLanes]) {
   const DF df;
   const hn::RebindToSigned<DF> di;
   const hn::RebindToUnsigned<DF> du;
@@ -109,14 +114,26 @@ HWY_INLINE void key_dot(const std::uint8_t* codes, int T, int D, const float* w,
   if (T == kBlock) {
     constexpr int span = std::max(kUnitCodes<P>, kBlock);
     constexpr int channels = span / kBlock;
+    // One accumulator set per channel of the step, so consecutive FMAs do not wait on each other.
+    VF part[channels][B][kVecs];
+    for (auto& set : part)
+      for (auto& row : set)
+        for (VF& a : row) a = hn::Zero(df);
     for (int c = c_begin; c < c_end; c += channels) {
       VF code[span / kLanes];
       decode_span<P, span>(codes, std::size_t(c) * kBlock, code);
       for (int j = 0; j < channels; ++j) {
         for (int h = 0; h < B; ++h) {
           const VF wv = hn::Set(df, w[h * D + c + j]);
-          for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::MulAdd(wv, code[j * kVecs + i], acc[h][i]);
+          for (int i = 0; i < kVecs; ++i) {
+            part[j][h][i] = hn::MulAdd(wv, code[j * kVecs + i], part[j][h][i]);
+          }
         }
+      }
+    }
+    for (const auto& set : part) {
+      for (int h = 0; h < B; ++h) {
+        for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::Add(acc[h][i], set[h][i]);
       }
     }
     return;
@@ -142,19 +159,21 @@ void key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, S
 
   if (P == Precision::fp16 || f.key_spec.axis == QuantAxis::per_channel) {
     // Fold the per-channel scale into the query, the zero into one bias a head.
+    float* qm = s.qm.data();
     for (int h = 0; h < B; ++h) {
       VF bias = hn::Zero(df);
       for (int c = 0; c < D; c += int(kLanes)) {
         const VF qc = hn::LoadU(df, q + h * D + c);
         const VF scaled = P == Precision::fp16 ? qc : hn::Mul(qc, load_halves(scales + c));
-        hn::StoreU(scaled, df, &s.qm[std::size_t(h * D + c)]);
+        hn::StoreU(scaled, df, qm + h * D + c);
         if constexpr (has_zero) bias = hn::MulAdd(qc, load_halves(zeros + c), bias);
       }
       s.extra[std::size_t(h)] = hn::GetLane(hn::SumOfLanes(df, bias));
     }
     for (int tb = 0; tb < T; tb += kBlock) {
       VF acc[B][kVecs];
-      for (auto& row : acc) for (VF& a : row) a = hn::Zero(df);
+      for (auto& row : acc)
+        for (VF& a : row) a = hn::Zero(df);
       key_dot<P, B>(tile, T, D, s.qm.data(), 0, D, tb, acc);
       for (int h = 0; h < B; ++h) {
         const VF bias = hn::Set(df, s.extra[std::size_t(h)]);
@@ -178,10 +197,12 @@ void key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, S
   }
   for (int tb = 0; tb < T; tb += kBlock) {
     VF score[B][kVecs];
-    for (auto& row : score) for (VF& a : row) a = hn::Zero(df);
+    for (auto& row : score)
+      for (VF& a : row) a = hn::Zero(df);
     for (int g = 0; g < groups; ++g) {
       VF acc[B][kVecs];
-      for (auto& row : acc) for (VF& a : row) a = hn::Zero(df);
+      for (auto& row : acc)
+        for (VF& a : row) a = hn::Zero(df);
       key_dot<P, B>(tile, T, D, q, g * G, std::min(D, (g + 1) * G), tb, acc);
       for (int i = 0; i < kVecs; ++i) {
         const std::size_t at = std::size_t(g) * std::size_t(T) + std::size_t(tb) + i * kLanes;
@@ -205,8 +226,7 @@ void key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, S
 
 // Tail keys are FP16 and token-major: one dot product per token and head.
 template <int B>
-void tail_key_scores(const std::uint16_t* keys, int n, int D, const float* q, int T,
-                     Scratch& s) {
+void tail_key_scores(const std::uint16_t* keys, int n, int D, const float* q, int T, Scratch& s) {
   const DF df;
   for (int t = 0; t < n; ++t) {
     VF acc[B];
@@ -215,7 +235,8 @@ void tail_key_scores(const std::uint16_t* keys, int n, int D, const float* q, in
       const VF k = load_halves(keys + std::size_t(t) * std::size_t(D) + std::size_t(c));
       for (int h = 0; h < B; ++h) acc[h] = hn::MulAdd(hn::LoadU(df, q + h * D + c), k, acc[h]);
     }
-    for (int h = 0; h < B; ++h) s.scores[std::size_t(h * T + t)] = hn::GetLane(hn::SumOfLanes(df, acc[h]));
+    for (int h = 0; h < B; ++h)
+      s.scores[std::size_t(h * T + t)] = hn::GetLane(hn::SumOfLanes(df, acc[h]));
   }
 }
 
@@ -287,7 +308,8 @@ ValueTerms value_terms(const std::uint16_t* scales, const std::uint16_t* zeros, 
       for (int t = 0; t < T; t += int(kLanes)) {
         const VF pv = hn::LoadU(df, p + t);
         hn::StoreU(hn::Mul(pv, load_halves(scales + row + std::size_t(t))), df, w + t);
-        if constexpr (has_zero) zero_sum = hn::MulAdd(pv, load_halves(zeros + row + std::size_t(t)), zero_sum);
+        if constexpr (has_zero)
+          zero_sum = hn::MulAdd(pv, load_halves(zeros + row + std::size_t(t)), zero_sum);
       }
       s.extra[std::size_t(h * v.groups + g)] = hn::GetLane(hn::SumOfLanes(df, zero_sum));
     }
@@ -308,13 +330,16 @@ void value_pass(const std::uint8_t* codes, const ValueTerms& v, int group_size, 
     int group[blocks];
     for (int j = 0; j < blocks; ++j) group[j] = v.groups > 1 ? (db + j * kBlock) / group_size : 0;
     VF acc[B][vecs];
-    for (auto& row : acc) for (VF& a : row) a = hn::Zero(df);
+    for (auto& row : acc)
+      for (VF& a : row) a = hn::Zero(df);
     for (int t = 0; t < valid; ++t) {
       VF code[vecs];
       decode_span<P, span>(codes, std::size_t(t) * std::size_t(D) + std::size_t(db), code);
       for (int h = 0; h < B; ++h) {
         for (int j = 0; j < blocks; ++j) {
-          const VF w = hn::Set(df, v.weights[std::size_t(h * v.groups + group[j]) * std::size_t(T) + std::size_t(t)]);
+          const VF w = hn::Set(
+              df,
+              v.weights[std::size_t(h * v.groups + group[j]) * std::size_t(T) + std::size_t(t)]);
           for (int i = 0; i < kVecs; ++i) {
             acc[h][j * kVecs + i] = hn::MulAdd(w, code[j * kVecs + i], acc[h][j * kVecs + i]);
           }
@@ -344,12 +369,12 @@ void value_pass(const std::uint8_t* codes, const ValueTerms& v, int group_size, 
 
 template <Precision P, int B>
 void accumulate_values(const std::uint16_t* scales, const std::uint16_t* zeros, QuantAxis axis,
-                       int group_size, const std::uint8_t* codes, int T, int valid, int D,
-                       float* o, Scratch& s) {
+                       int group_size, const std::uint8_t* codes, int T, int valid, int D, float* o,
+                       Scratch& s) {
   const ValueTerms v = value_terms<P, B>(scales, zeros, axis, group_size, T, valid, D, s);
   constexpr int wide = std::max(kUnitCodes<P>, kBlock);
   if constexpr (wide > kBlock && B <= 4) {
-    if (D % wide == 0 && group_size % wide == 0) {
+    if (D % wide == 0) {
       return value_pass<P, B, wide>(codes, v, group_size, T, valid, D, o, s);
     }
   }
@@ -366,6 +391,13 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
   float* o = task.o + std::size_t(h0 * task.head_dim);
   for (std::int64_t i = first; i < last; ++i) {
     const std::uint8_t* tile = seg.data + std::size_t(i) * f.bytes;
+    // Ask for the tile after next now, so its bytes arrive while this one is computed. Only
+    // small (quantized) tiles: a burst of prefetches for a 16 KiB FP16 tile fills the line
+    // buffers and stalls, while the hardware prefetcher streams FP16 tiles well on its own.
+    if (f.bytes <= kPrefetchTileBytes && i + 2 < last) {
+      const std::uint8_t* ahead = tile + 2 * f.bytes;
+      for (std::size_t b = 0; b < f.bytes; b += kCacheLine) hwy::Prefetch(ahead + b);
+    }
     const int valid = seg.tiles[i].valid;
     key_scores<P, B>(f, tile, q, s);
     softmax_update<B>(f.tokens, valid, task.m + h0, task.l + h0, s);
@@ -377,8 +409,7 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
 }
 
 template <int B>
-void tail_tiles(std::int64_t first, std::int64_t last, const RangeTask& task, int h0,
-                Scratch& s) {
+void tail_tiles(std::int64_t first, std::int64_t last, const RangeTask& task, int h0, Scratch& s) {
   const int T = task.tile_tokens;
   const int D = task.head_dim;
   const float* q = task.q + std::size_t(h0 * D);
@@ -389,10 +420,9 @@ void tail_tiles(std::int64_t first, std::int64_t last, const RangeTask& task, in
     const std::size_t offset = std::size_t(t0) * std::size_t(D);
     tail_key_scores<B>(task.head->tail_keys + offset, valid, D, q, T, s);
     softmax_update<B>(T, valid, task.m + h0, task.l + h0, s);
-    accumulate_values<Precision::fp16, B>(nullptr, nullptr, QuantAxis::per_token, T,
-                                          reinterpret_cast<const std::uint8_t*>(
-                                              task.head->tail_values + offset),
-                                          T, valid, D, o, s);
+    accumulate_values<Precision::fp16, B>(
+        nullptr, nullptr, QuantAxis::per_token, T,
+        reinterpret_cast<const std::uint8_t*>(task.head->tail_values + offset), T, valid, D, o, s);
   }
 }
 
@@ -404,11 +434,21 @@ void run_batch(const RangeTask& task, int h0, Scratch& s) {
     const std::int64_t last = std::min<std::int64_t>(task.end - base, seg.n_tiles);
     if (first < last) {
       switch (seg.format->precision) {
-        case Precision::fp16: segment_tiles<Precision::fp16, B>(seg, first, last, task, h0, s); break;
-        case Precision::int8: segment_tiles<Precision::int8, B>(seg, first, last, task, h0, s); break;
-        case Precision::nf4: segment_tiles<Precision::nf4, B>(seg, first, last, task, h0, s); break;
-        case Precision::int4: segment_tiles<Precision::int4, B>(seg, first, last, task, h0, s); break;
-        case Precision::int2: segment_tiles<Precision::int2, B>(seg, first, last, task, h0, s); break;
+        case Precision::fp16:
+          segment_tiles<Precision::fp16, B>(seg, first, last, task, h0, s);
+          break;
+        case Precision::int8:
+          segment_tiles<Precision::int8, B>(seg, first, last, task, h0, s);
+          break;
+        case Precision::nf4:
+          segment_tiles<Precision::nf4, B>(seg, first, last, task, h0, s);
+          break;
+        case Precision::int4:
+          segment_tiles<Precision::int4, B>(seg, first, last, task, h0, s);
+          break;
+        case Precision::int2:
+          segment_tiles<Precision::int2, B>(seg, first, last, task, h0, s);
+          break;
       }
     }
     base += seg.n_tiles;
@@ -431,14 +471,25 @@ void AttendRange(const RangeTask& task) {
   // Query heads in batches of 8, 4, 2, 1: each batch shares one decode of every code.
   for (int h0 = 0; h0 < task.n_heads;) {
     const int left = task.n_heads - h0;
-    if (left >= 8) { run_batch<8>(task, h0, s); h0 += 8; }
-    else if (left >= 4) { run_batch<4>(task, h0, s); h0 += 4; }
-    else if (left >= 2) { run_batch<2>(task, h0, s); h0 += 2; }
-    else { run_batch<1>(task, h0, s); h0 += 1; }
+    if (left >= 8) {
+      run_batch<8>(task, h0, s);
+      h0 += 8;
+    } else if (left >= 4) {
+      run_batch<4>(task, h0, s);
+      h0 += 4;
+    } else if (left >= 2) {
+      run_batch<2>(task, h0, s);
+      h0 += 2;
+    } else {
+      run_batch<1>(task, h0, s);
+      h0 += 1;
+    }
   }
 }
 
-const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+const char* TargetName() {
+  return hwy::TargetName(HWY_TARGET);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace cocktail::cpu
@@ -450,9 +501,13 @@ namespace cocktail::cpu {
 HWY_EXPORT(AttendRange);
 HWY_EXPORT(TargetName);
 
-void attend_range(const RangeTask& task) { HWY_DYNAMIC_DISPATCH(AttendRange)(task); }
+void attend_range(const RangeTask& task) {
+  HWY_DYNAMIC_DISPATCH(AttendRange)(task);
+}
 
-const char* simd_target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+const char* simd_target_name() {
+  return HWY_DYNAMIC_DISPATCH(TargetName)();
+}
 
 std::int64_t count_tiles(const HeadView& head, std::int64_t tail_visible, int tile_tokens) {
   std::int64_t n = 0;
