@@ -114,8 +114,10 @@ HWY_INLINE void key_dot(const std::uint8_t* codes, int T, int D, const float* w,
   if (T == kBlock) {
     constexpr int span = std::max(kUnitCodes<P>, kBlock);
     constexpr int channels = span / kBlock;
-    // One accumulator set per channel of the step, so consecutive FMAs do not wait on each other.
-    VF part[channels][B][kVecs];
+    // One accumulator set per channel of the step, so consecutive FMAs do not wait on each
+    // other, unless the sets would no longer fit in registers (large head batches).
+    constexpr int sets = channels * B * kVecs <= 16 ? channels : 1;
+    VF part[sets][B][kVecs];
     for (auto& set : part)
       for (auto& row : set)
         for (VF& a : row) a = hn::Zero(df);
@@ -126,7 +128,7 @@ HWY_INLINE void key_dot(const std::uint8_t* codes, int T, int D, const float* w,
         for (int h = 0; h < B; ++h) {
           const VF wv = hn::Set(df, w[h * D + c + j]);
           for (int i = 0; i < kVecs; ++i) {
-            part[j][h][i] = hn::MulAdd(wv, code[j * kVecs + i], part[j][h][i]);
+            part[j % sets][h][i] = hn::MulAdd(wv, code[j * kVecs + i], part[j % sets][h][i]);
           }
         }
       }
