@@ -5,8 +5,8 @@
 
 namespace cocktail::cpu {
 
-// The reference backend: runs on any CPU Highway supports, with the SIMD target (SSE4, AVX2,
-// AVX-512, NEON, ...) chosen at run time. Config table [backend.cpu]: threads (0 = all cores).
+// The reference backend: runs on x86-64 (and fixed-width Arm NEON), with the SIMD target
+// (SSE4, AVX2, AVX-512, ...) chosen at run time. Config table [backend.cpu]: threads (0 = all cores).
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(Options& options);

@@ -29,7 +29,7 @@ namespace cocktail::cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// At most 16 lanes, so a 32-code block is always a whole number of vectors (also on SVE).
+// At most 16 lanes, so a 32-code block is a whole number of vectors on fixed-width targets.
 using DF = hn::CappedTag<float, 16>;
 using VF = hn::Vec<DF>;
 constexpr std::size_t kLanes = hn::MaxLanes(DF());
