@@ -63,13 +63,9 @@ Plan mixed_plan(std::int64_t tokens, int chunk, const std::vector<double>& mix) 
   }
   while (std::int64_t(precisions.size()) < n_chunks) precisions.push_back(Precision::int2);
   std::shuffle(precisions.begin(), precisions.end(), std::mt19937(7));
-  Plan plan;
+  Plan plan = fixed_size_chunks(tokens, chunk, Precision::int2);
   for (std::int64_t c = 0; c < n_chunks; ++c) {
-    plan.chunks.push_back({int(c), c * chunk, chunk, 0.0, precisions[std::size_t(c)]});
-  }
-  if (tokens % chunk) {
-    plan.chunks.push_back(
-        {int(n_chunks), n_chunks * chunk, int(tokens % chunk), 0.0, Precision::fp16});
+    plan.chunks[std::size_t(c)].precision = precisions[std::size_t(c)];
   }
   return plan;
 }

@@ -282,6 +282,8 @@ TEST(CpuKvStore, BadInputIsAnError) {
   std::vector<float> kv(64 * 11);
   EXPECT_THROW(store.append(0, kv, kv, 11), Error);
   EXPECT_THROW(store.append(1, {}, {}, 0), Error);
+  std::vector<float> q(64), out(64);
+  EXPECT_THROW(CpuAttention(1).decode(store, 1, q, 1, 0.125f, out), Error);  // no layer 1
   Plan too_long;
   too_long.chunks.push_back({0, 0, 32, 0.0, Precision::int4});
   EXPECT_THROW(store.commit(too_long), Error);

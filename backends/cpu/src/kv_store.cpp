@@ -54,10 +54,7 @@ CpuKvStore::CpuKvStore(const KvStoreOptions& options) : options_(options) {
 void CpuKvStore::append(int layer, std::span<const float> k, std::span<const float> v,
                         std::int64_t n_tokens) {
   const KvShape& s = options_.shape;
-  if (layer < 0 || layer >= s.n_layers) {
-    throw Error("KV store: layer " + std::to_string(layer) + " out of range [0, " +
-                std::to_string(s.n_layers) + ")");
-  }
+  check_layer(layer);
   const std::size_t floats = std::size_t(n_tokens) * s.token_floats();
   if (n_tokens < 0 || k.size() != floats || v.size() != floats) {
     throw Error("KV store: append of " + std::to_string(n_tokens) + " tokens to layer " +
@@ -74,15 +71,27 @@ void CpuKvStore::append(int layer, std::span<const float> k, std::span<const flo
   const std::size_t d = std::size_t(s.head_dim);
   for (int h = 0; h < s.n_kv_heads; ++h) {
     Head& hd = head(layer, h);
+    const std::size_t old_size = hd.tail_keys.size();
+    hd.tail_keys.resize(old_size + std::size_t(n_tokens) * d);
+    hd.tail_values.resize(hd.tail_keys.size());
+    std::uint16_t* keys = hd.tail_keys.data() + old_size;
+    std::uint16_t* values = hd.tail_values.data() + old_size;
     for (std::int64_t t = 0; t < n_tokens; ++t) {
       const std::size_t src = std::size_t(t) * s.token_floats() + std::size_t(h) * d;
       for (std::size_t i = 0; i < d; ++i) {
-        hd.tail_keys.push_back(f16_bits_from_f32(k[src + i]));
-        hd.tail_values.push_back(f16_bits_from_f32(v[src + i]));
+        *keys++ = f16_bits_from_f32(k[src + i]);
+        *values++ = f16_bits_from_f32(v[src + i]);
       }
     }
   }
   count += n_tokens;
+}
+
+void CpuKvStore::check_layer(int layer) const {
+  if (layer < 0 || layer >= options_.shape.n_layers) {
+    throw Error("KV store: layer " + std::to_string(layer) + " out of range [0, " +
+                std::to_string(options_.shape.n_layers) + ")");
+  }
 }
 
 void CpuKvStore::check_commit(const Plan& plan) const {

@@ -60,6 +60,8 @@ class CpuKvStore final : public KvStore {
   // The tail of `layer` holds tokens of positions [n_committed, layer_tokens(layer)).
   std::int64_t layer_tokens(int layer) const { return layer_tokens_[std::size_t(layer)]; }
   HeadView view(int layer, int kv_head) const;
+  // Throws cocktail::Error when `layer` is not one of the store's layers.
+  void check_layer(int layer) const;
   const TileFormats& formats() const { return formats_; }
 
  private:

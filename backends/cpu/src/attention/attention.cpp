@@ -25,10 +25,7 @@ const CpuKvStore& cpu_store(const KvStore& store) {
 void check_query(const CpuKvStore& store, int layer, std::size_t q_size, std::size_t out_size,
                  std::int64_t n_rows, int n_q_heads) {
   const KvShape& shape = store.options().shape;
-  if (layer < 0 || layer >= shape.n_layers) {
-    throw Error("attention: layer " + std::to_string(layer) + " out of range [0, " +
-                std::to_string(shape.n_layers) + ")");
-  }
+  store.check_layer(layer);
   if (n_q_heads < shape.n_kv_heads || n_q_heads % shape.n_kv_heads != 0) {
     throw Error("attention: " + std::to_string(n_q_heads) +
                 " query heads is not a multiple of the " + std::to_string(shape.n_kv_heads) +

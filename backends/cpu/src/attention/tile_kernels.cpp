@@ -394,8 +394,8 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
   for (std::int64_t i = first; i < last; ++i) {
     const std::uint8_t* tile = seg.data + std::size_t(i) * f.bytes;
     // Ask for the tile after next now, so its bytes arrive while this one is computed. Only
-    // small (quantized) tiles: a burst of prefetches for a 16 KiB FP16 tile fills the line
-    // buffers and stalls, while the hardware prefetcher streams FP16 tiles well on its own.
+    // small (quantized) tiles: for a 16 KiB FP16 tile the burst of prefetches stalls for no
+    // gain, and the hardware prefetcher streams those on its own.
     if (f.bytes <= kPrefetchTileBytes && i + 2 < last) {
       const std::uint8_t* ahead = tile + 2 * f.bytes;
       for (std::size_t b = 0; b < f.bytes; b += kCacheLine) hwy::Prefetch(ahead + b);
