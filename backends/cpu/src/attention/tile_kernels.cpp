@@ -56,8 +56,11 @@ constexpr int kUnitCodes = code_bits(P) >= 8 ? 16 : 16 * (8 / code_bits(P));
 
 // Decodes the S codes at flat index `flat` of a packed code array into S / kLanes vectors of
 // floats: the code values, before scale and zero. `flat` is a multiple of S. When the span
-// covers whole units every shift is a compile-time constant and each unit is loaded once;
-// a span shorter than a unit (32 INT2 codes) reads its planes from a run-time offset.
+// covers whole units every plane is a compile-time constant and each unit is loaded once; the
+// codes are then masked where they sit in the byte, worth code · 2^(bits · plane), which saves
+// a shift per vector: callers undo the power of two once per tile with span_unscale (exact).
+// A span shorter than a unit (32 INT2 codes) reads its plane from a run-time offset and
+// shifts it down.
 template <Precision P, int S>
 HWY_INLINE void decode_span(const std::uint8_t* codes, std::size_t flat, VF (&out)[S / kLanes]) {
   const DF df;
@@ -74,22 +77,40 @@ HWY_INLINE void decode_span(const std::uint8_t* codes, std::size_t flat, VF (&ou
   } else {
     constexpr int bits = code_bits(P);
     constexpr int unit = kUnitCodes<P>;
+    constexpr bool in_place = S >= unit && P != Precision::nf4;
     const std::uint8_t* first_unit = codes + flat / unit * 16;
     const int first_plane = S >= unit ? 0 : int(flat % unit) / 16;
-    const auto mask = hn::Set(du, (1u << bits) - 1);
 #pragma GCC unroll 16
     for (int i = 0; i < n; ++i) {
       const int offset = i * int(kLanes);  // code offset within the span
       const std::uint8_t* bytes = first_unit + offset / unit * 16 + offset % 16;
       const int plane = first_plane + offset % unit / 16;
       const auto packed = hn::PromoteTo(du, hn::LoadU(d8, bytes));
-      const auto code = hn::And(hn::ShiftRightSame(packed, plane * bits), mask);
-      if constexpr (P == Precision::nf4) {
-        out[i] = hn::GatherIndex(df, kNf4Table.data(), hn::BitCast(di, code));
-      } else {
+      if constexpr (in_place) {
+        const auto code = hn::And(packed, hn::Set(du, ((1u << bits) - 1) << (plane * bits)));
         out[i] = hn::ConvertTo(df, hn::BitCast(di, code));
+      } else {
+        const auto code =
+            hn::And(hn::ShiftRightSame(packed, plane * bits), hn::Set(du, (1u << bits) - 1));
+        if constexpr (P == Precision::nf4) {
+          out[i] = hn::GatherIndex(df, kNf4Table.data(), hn::BitCast(di, code));
+        } else {
+          out[i] = hn::ConvertTo(df, hn::BitCast(di, code));
+        }
       }
     }
+  }
+}
+
+// What vector `i` of a decode_span<P, S> must be multiplied by to give the code values.
+template <Precision P, int S>
+constexpr float span_unscale(int i) {
+  constexpr int bits = code_bits(P);
+  if constexpr (bits >= 8 || P == Precision::nf4 || S < kUnitCodes<P>) {
+    return 1.0f;
+  } else {
+    const int plane = i * int(kLanes) % kUnitCodes<P> / 16;
+    return 1.0f / float(1u << (bits * plane));
   }
 }
 
@@ -115,7 +136,9 @@ HWY_INLINE void key_dot(const std::uint8_t* codes, int T, int D, const float* w,
     constexpr int span = std::max(kUnitCodes<P>, kBlock);
     constexpr int channels = span / kBlock;
     // One accumulator set per channel of the step, so consecutive FMAs do not wait on each
-    // other, unless the sets would no longer fit in registers (large head batches).
+    // other, unless the sets would no longer fit in registers (large head batches). Each set
+    // is unscaled once at the end; a channel sharing another's set has its weight rescaled
+    // to that set's planes first (by a power of two, so exactly).
     constexpr int sets = channels * B * kVecs <= 16 ? channels : 1;
     VF part[sets][B][kVecs];
     for (auto& set : part)
@@ -125,27 +148,40 @@ HWY_INLINE void key_dot(const std::uint8_t* codes, int T, int D, const float* w,
       VF code[span / kLanes];
       decode_span<P, span>(codes, std::size_t(c) * kBlock, code);
       for (int j = 0; j < channels; ++j) {
+        const float to_set =
+            span_unscale<P, span>(j * kVecs) / span_unscale<P, span>(j % sets * kVecs);
         for (int h = 0; h < B; ++h) {
-          const VF wv = hn::Set(df, w[h * D + c + j]);
+          const VF wv = hn::Set(df, w[h * D + c + j] * to_set);
           for (int i = 0; i < kVecs; ++i) {
             part[j % sets][h][i] = hn::MulAdd(wv, code[j * kVecs + i], part[j % sets][h][i]);
           }
         }
       }
     }
-    for (const auto& set : part) {
+    for (int j = 0; j < sets; ++j) {
       for (int h = 0; h < B; ++h) {
-        for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::Add(acc[h][i], set[h][i]);
+        for (int i = 0; i < kVecs; ++i) {
+          const VF unscale = hn::Set(df, span_unscale<P, span>(j * kVecs + i));
+          acc[h][i] = hn::MulAdd(part[j][h][i], unscale, acc[h][i]);
+        }
       }
     }
     return;
   }
+  VF part[B][kVecs];
+  for (auto& row : part)
+    for (VF& a : row) a = hn::Zero(df);
   for (int c = c_begin; c < c_end; ++c) {
     VF code[kVecs];
     decode_span<P, kBlock>(codes, std::size_t(c) * std::size_t(T) + std::size_t(tb), code);
     for (int h = 0; h < B; ++h) {
       const VF wv = hn::Set(df, w[h * D + c]);
-      for (int i = 0; i < kVecs; ++i) acc[h][i] = hn::MulAdd(wv, code[i], acc[h][i]);
+      for (int i = 0; i < kVecs; ++i) part[h][i] = hn::MulAdd(wv, code[i], part[h][i]);
+    }
+  }
+  for (int h = 0; h < B; ++h) {
+    for (int i = 0; i < kVecs; ++i) {
+      acc[h][i] = hn::MulAdd(part[h][i], hn::Set(df, span_unscale<P, kBlock>(i)), acc[h][i]);
     }
   }
 }
@@ -352,7 +388,7 @@ void value_pass(const std::uint8_t* codes, const ValueTerms& v, int group_size, 
       const VF factor = hn::Set(df, s.factor[h]);
       for (int i = 0; i < vecs; ++i) {
         const std::size_t d = std::size_t(db) + i * kLanes;
-        VF value = acc[h][i];
+        VF value = hn::Mul(acc[h][i], hn::Set(df, span_unscale<P, span>(i)));
         if (v.channel_scales) {  // per-channel scale and zero, applied once per tile
           value = hn::Mul(load_halves(v.channel_scales + d), value);
           if (v.channel_zeros) {
