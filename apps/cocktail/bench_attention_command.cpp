@@ -196,6 +196,7 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   attention->add_flag("--json", args->json, "Print JSON");
   attention->callback([args] { run(*args); });
+  add_bench_decode_command(*bench);
 }
 
 }  // namespace cocktail::cli

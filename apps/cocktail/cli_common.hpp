@@ -12,6 +12,10 @@
 
 namespace cocktail::cli {
 
+// The built-in sample document (sample_context.txt) and a question it answers (4471).
+extern const char* const kSampleContext;
+inline constexpr const char* kSampleQuery = "What is the code for the strongroom's inner door?";
+
 // --config FILE and --set section.key=value, shared by the commands that take a config.
 struct ConfigArgs {
   std::string file;

@@ -1,4 +1,4 @@
-// The `cocktail` command line: backends, plan, bench. Each subcommand lives in its own file.
+// The `cocktail` command line: run, plan, bench, backends. Each subcommand lives in its own file.
 
 #include <CLI/CLI.hpp>
 #include <exception>
@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.final_callback([&app] {
     if (app.get_subcommands().empty()) throw CLI::RequiredError("A subcommand");
   });
+  cocktail::cli::add_run_command(app);
   cocktail::cli::add_backends_command(app);
   cocktail::cli::add_plan_command(app);
   cocktail::cli::add_bench_command(app);

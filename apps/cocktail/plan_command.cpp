@@ -12,11 +12,7 @@
 
 namespace cocktail::cli {
 
-extern const char* const kSampleContext;
-
 namespace {
-
-constexpr const char* kSampleQuery = "What is the code for the strongroom's inner door?";
 
 struct PlanArgs {
   ConfigArgs config;

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using Tables = std::map<std::string, Options>;
 
 constexpr std::string_view kAllowedTables =
-    "[engine], [quant], [planner.<name>], [scorer.<name>], [backend.<name>]";
+    "[engine], [quant], [model], [planner.<name>], [scorer.<name>], [backend.<name>]";
 const std::vector<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "off"};
 const std::vector<std::string> kAxes = {"channel", "token"};
 const SourceLocation kCommandLine{"--set", 0};
@@ -30,9 +30,14 @@ bool is_plugin_kind(std::string_view name) {
   return name == "planner" || name == "scorer" || name == "backend";
 }
 
-// "engine", "quant" or "<kind>.<name>" with a plugin kind and a name without dots.
+// The tables that are not a plugin's: the engine's own, and the model runtime's.
+bool is_fixed_table(std::string_view name) {
+  return name == "engine" || name == "quant" || name == "model";
+}
+
+// A fixed table or "<kind>.<name>" with a plugin kind and a name without dots.
 bool is_settings_table(const std::string& path) {
-  if (path == "engine" || path == "quant") return true;
+  if (is_fixed_table(path)) return true;
   const auto dot = path.find('.');
   if (dot == std::string::npos || dot + 1 == path.size()) return false;
   return is_plugin_kind(std::string_view(path).substr(0, dot)) &&
@@ -109,7 +114,7 @@ void read_tables(const toml::table& root, const std::string& file, Tables& out) 
   for (const auto& [name, node] : root) {
     const std::string key(name.str());
     const auto* table = node.as_table();
-    if (table && (key == "engine" || key == "quant")) {
+    if (table && is_fixed_table(key)) {
       read_settings(*table, key, file, out);
       continue;
     }
@@ -256,6 +261,7 @@ Config parse_config(const std::string& toml_text, const std::string& source_name
   Config config;
   config.engine = read_engine(take(tables, "engine", source_name), base);
   config.engine.layout = read_quant(take(tables, "quant", source_name));
+  config.model = take(tables, "model", source_name);
   for (auto& [path, options] : tables) {
     const auto dot = path.find('.');
     config.plugins[path.substr(0, dot)].insert_or_assign(path.substr(dot + 1), std::move(options));

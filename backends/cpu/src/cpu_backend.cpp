@@ -8,6 +8,7 @@
 #include "attention/attention.hpp"
 #include "attention/tile_kernels.hpp"
 #include "bandwidth.hpp"
+#include "compute/cpu_compute.hpp"
 #include "kv_store.hpp"
 #include "quant/quantizer.hpp"
 
@@ -31,14 +32,22 @@ std::string cpu_model_name() {
   return "CPU";
 }
 
-class CpuCompute final : public Compute {
- public:
-  std::string_view name() const override { return "cpu"; }
-};
+}  // namespace
+
+namespace {
+
+MatmulActivations read_activations(Options& options) {
+  const std::string name =
+      options.get_choice("matmul_activations", "int16", {"int8", "int16", "f32"});
+  if (name == "int8") return MatmulActivations::int8;
+  return name == "int16" ? MatmulActivations::int16 : MatmulActivations::f32;
+}
 
 }  // namespace
 
-CpuBackend::CpuBackend(Options& options) : threads_(int(options.get_int("threads", 0, 0, 1024))) {}
+CpuBackend::CpuBackend(Options& options)
+    : threads_(int(options.get_int("threads", 0, 0, 1024))),
+      activations_(read_activations(options)) {}
 
 Availability CpuBackend::availability() const {
   return {kCpuScore, std::string("runs on this CPU with SIMD target ") + simd_target_name()};
@@ -66,7 +75,7 @@ std::shared_ptr<AttentionExecutor> CpuBackend::make_attention() {
 }
 
 std::shared_ptr<Compute> CpuBackend::make_compute() {
-  return std::make_shared<CpuCompute>();
+  return std::make_shared<CpuCompute>(threads_, activations_);
 }
 
 double CpuBackend::measure_read_bandwidth(std::size_t bytes) {

@@ -2,11 +2,13 @@
 
 #include "cocktail/backend.hpp"
 #include "cocktail/options.hpp"
+#include "compute/cpu_compute.hpp"
 
 namespace cocktail::cpu {
 
 // The reference backend: runs on x86-64 (and fixed-width Arm NEON), with the SIMD target
-// (SSE4, AVX2, AVX-512, ...) chosen at run time. Config table [backend.cpu]: threads (0 = all cores).
+// (SSE4, AVX2, AVX-512, ...) chosen at run time. Config table [backend.cpu]: threads (0 = all
+// cores) and matmul_activations (how quantized-weight matmuls round activations).
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(Options& options);
@@ -23,6 +25,7 @@ class CpuBackend final : public Backend {
 
  private:
   int threads_;
+  MatmulActivations activations_;
 };
 
 }  // namespace cocktail::cpu

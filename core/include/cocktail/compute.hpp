@@ -1,16 +1,49 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string_view>
+
+#include "cocktail/tensor_type.hpp"
 
 namespace cocktail {
 
-// The dense operations a Llama or BERT forward needs (quantized-weight matmul, norms, RoPE,
-// activations, embedding lookup), so models run on every backend. Declared here for the model
-// runtime; no operation is defined yet.
+// A weight matrix as a model file stores it: `rows` output features, each a row of `cols`
+// input elements in `type` (blocks run along a row). The bytes belong to the caller (usually
+// an mmap of the model file) and must outlive the call.
+struct WeightView {
+  TensorType type = TensorType::f32;
+  const std::byte* data = nullptr;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+};
+
+// The dense operations a Llama or BERT forward needs, so models run on every backend. All
+// activations are row-major float32 host buffers of `n` rows (tokens); an operation may run
+// in parallel inside, and returns when its output is complete.
 class Compute {
  public:
   virtual ~Compute() = default;
   virtual std::string_view name() const = 0;
+
+  // y[n][w.rows] = x[n][w.cols] · wᵀ, dequantizing the weights on the fly.
+  virtual void matmul(const WeightView& w, std::span<const float> x, std::int64_t n,
+                      std::span<float> y) = 0;
+  // out[i][:] = row ids[i] of the table, dequantized.
+  virtual void embedding(const WeightView& table, std::span<const std::int32_t> ids,
+                         std::span<float> out) = 0;
+  // out[i] = x[i] / sqrt(mean(x[i]²) + eps) * weight, for each row of weight.size() elements.
+  virtual void rms_norm(std::span<const float> x, std::span<const float> weight, float eps,
+                        std::span<float> out) = 0;
+  // Rotary position embedding in place, on x[n][n_heads][head_dim], rotating adjacent pairs
+  // (x[2i], x[2i+1]) by positions[t] · base^(-2i/head_dim) (GGUF's Llama convention).
+  virtual void rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads,
+                    int head_dim, float base) = 0;
+  // gate[i] = silu(gate[i]) * up[i], elementwise (SwiGLU).
+  virtual void silu_mul(std::span<float> gate, std::span<const float> up) = 0;
+  // x[i] += y[i], elementwise (residual connections).
+  virtual void add(std::span<float> x, std::span<const float> y) = 0;
 };
 
 }  // namespace cocktail

@@ -23,6 +23,8 @@ struct EngineSettings {
 
 struct Config {
   EngineSettings engine;
+  // [model], read and validated by the model runtime (models/), not by the engine.
+  Options model;
   // Plugin tables by kind and name: plugins["planner"]["cocktail"] is [planner.cocktail].
   std::map<std::string, std::map<std::string, Options>> plugins;
 

@@ -1,0 +1,118 @@
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "cli_common.hpp"
+#include "cocktail/engine.hpp"
+#include "cocktail/error.hpp"
+#include "cocktail/models/question_answering.hpp"
+#include "commands.hpp"
+
+namespace cocktail::cli {
+namespace {
+
+struct DecodeBenchArgs {
+  ConfigArgs config;
+  std::string context_file;
+  std::int64_t context_tokens = 4096;
+  int gen_tokens = 32;
+  bool json = false;
+};
+
+// At least `tokens` tokens of text: the document repeated as often as needed.
+std::string context_of(const models::BpeTokenizer& tokenizer, const std::string& document,
+                       std::int64_t tokens) {
+  const auto per_copy = std::int64_t(tokenizer.encode(document, false).size());
+  if (per_copy == 0) throw Error("the context document has no tokens");
+  std::string text;
+  for (std::int64_t n = 0; n < tokens; n += per_copy) text += document + "\n\n";
+  return text;
+}
+
+nlohmann::json run_cache(const Config& config, const models::ModelSettings& settings,
+                         const models::LlamaModel& model, const models::Question& question) {
+  const Engine engine(config);
+  const models::QuestionAnswerer answerer(engine, model, settings);
+  const models::AnswerStats s = answerer.answer(question).stats;
+  return {{"planner", engine.settings().planner},
+          {"context_tokens", s.context_tokens},
+          {"prompt_tokens", s.prompt_tokens},
+          {"generated_tokens", s.generated_tokens},
+          {"avg_bits", s.avg_bits},
+          {"kv_bytes", s.kv_bytes},
+          {"fp16_kv_bytes", s.fp16_kv_bytes},
+          {"prefill_s", s.prefill_s},
+          {"prefill_tokens_per_s", double(s.prompt_tokens) / s.prefill_s},
+          {"plan_s", s.plan_s},
+          {"tpot_s", s.tpot_s},
+          {"peak_rss_bytes", s.peak_rss_bytes}};
+}
+
+void print_text(const nlohmann::json& r) {
+  std::cout << std::fixed << std::setprecision(2) << "context tokens: " << r["context_tokens"]
+            << ", generated per run: " << r["gen_tokens"] << "\n";
+  for (const char* cache : {"fp16", "configured"}) {
+    const nlohmann::json& c = r[cache];
+    std::cout << std::setw(11) << cache << ": TPOT " << c["tpot_s"].get<double>() * 1e3
+              << " ms, prefill " << c["prefill_s"].get<double>() << " s, plan "
+              << c["plan_s"].get<double>() * 1e3 << " ms, KV "
+              << human_bytes(c["kv_bytes"].get<std::size_t>()) << " ("
+              << c["avg_bits"].get<double>() << " bits)\n";
+  }
+  std::cout << "configured / fp16: TPOT " << std::setprecision(3) << r["tpot_ratio"].get<double>()
+            << ", KV bytes " << r["kv_bytes_ratio"].get<double>() << "\n";
+}
+
+void run(const DecodeBenchArgs& args) {
+  const Config config = args.config.load();
+  const models::ModelSettings settings = models::ModelSettings::from_options(config.model);
+  const models::LlamaModel model(settings.resolved_path());
+  const std::string document =
+      args.context_file.empty() ? std::string(kSampleContext) : read_text_file(args.context_file);
+
+  models::Question question;
+  question.context = context_of(model.tokenizer(), document, args.context_tokens);
+  question.question = kSampleQuery;
+  question.max_new_tokens = args.gen_tokens;
+  question.context_token_limit = args.context_tokens;
+  question.stop_at_end_of_turn = false;
+
+  // The FP16 cache: the same config with every chunk kept at FP16.
+  ConfigArgs fp16_args = args.config;
+  fp16_args.overrides.push_back("engine.planner=uniform");
+  fp16_args.overrides.push_back("planner.uniform.precision=fp16");
+  nlohmann::json result = {{"model", settings.resolved_path().filename().string()},
+                           {"context_tokens", args.context_tokens},
+                           {"gen_tokens", args.gen_tokens}};
+  result["fp16"] = run_cache(fp16_args.load(), settings, model, question);
+  result["configured"] = run_cache(config, settings, model, question);
+  const auto ratio = [&](const char* key) {
+    return result["configured"][key].get<double>() / result["fp16"][key].get<double>();
+  };
+  result["tpot_ratio"] = ratio("tpot_s");
+  result["kv_bytes_ratio"] = ratio("kv_bytes");
+  if (args.json) {
+    print_json(result);
+  } else {
+    print_text(result);
+  }
+}
+
+}  // namespace
+
+void add_bench_decode_command(CLI::App& bench) {
+  auto args = std::make_shared<DecodeBenchArgs>();
+  CLI::App* decode = bench.add_subcommand(
+      "decode", "Prefill, TPOT and KV bytes of the model on the configured cache and on FP16");
+  args->config.add_to(*decode, false);
+  decode->add_option("--context-file", args->context_file,
+                     "Document to repeat up to the length (default: the built-in sample)");
+  decode->add_option("--context-tokens", args->context_tokens, "Context tokens")
+      ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 20));
+  decode->add_option("--gen-tokens", args->gen_tokens, "Tokens generated per run")
+      ->check(CLI::Range(2, 4096));
+  decode->add_flag("--json", args->json, "Print JSON");
+  decode->callback([args] { run(*args); });
+}
+
+}  // namespace cocktail::cli

@@ -1,0 +1,123 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "cli_common.hpp"
+#include "cocktail/engine.hpp"
+#include "cocktail/models/question_answering.hpp"
+#include "commands.hpp"
+
+namespace cocktail::cli {
+namespace {
+
+struct RunArgs {
+  ConfigArgs config;
+  std::string context_file;
+  std::string context;
+  std::string question;
+  int max_tokens = 64;
+  bool truncate_context = false;
+  bool json = false;
+};
+
+// A one-line bar redrawn in place: only for people watching a terminal.
+void draw_progress(std::int64_t done, std::int64_t total) {
+  constexpr int width = 40;
+  const int filled = total > 0 ? int(width * done / total) : width;
+  std::fprintf(stderr, "\rprefill [%s%s] %lld/%lld tokens",
+               std::string(std::size_t(filled), '#').c_str(),
+               std::string(std::size_t(width - filled), ' ').c_str(), static_cast<long long>(done),
+               static_cast<long long>(total));
+  if (done == total) std::fprintf(stderr, "\n");
+}
+
+nlohmann::json stats_json(const models::AnswerStats& s) {
+  nlohmann::json chunks = nlohmann::json::object();
+  for (const auto& [precision, n] : s.chunks_per_precision)
+    chunks[std::string(to_string(precision))] = n;
+  return {{"prompt_tokens", s.prompt_tokens},
+          {"context_tokens", s.context_tokens},
+          {"context_truncated", s.context_truncated},
+          {"generated_tokens", s.generated_tokens},
+          {"chunks_per_precision", chunks},
+          {"avg_bits", s.avg_bits},
+          {"kv_bytes", s.kv_bytes},
+          {"fp16_kv_bytes", s.fp16_kv_bytes},
+          {"prefill_s", s.prefill_s},
+          {"plan_s", s.plan_s},
+          {"tpot_s", s.tpot_s},
+          {"peak_rss_bytes", s.peak_rss_bytes}};
+}
+
+void print_stats(const models::AnswerStats& s) {
+  std::cerr << "\ncontext tokens: " << s.context_tokens << " (prompt " << s.prompt_tokens
+            << (s.context_truncated ? ", context truncated" : "") << ")\nchunks per precision:";
+  for (const auto& [precision, n] : s.chunks_per_precision)
+    std::cerr << " " << to_string(precision) << "=" << n;
+  std::cerr << std::fixed << std::setprecision(2) << "\naverage bits per element: " << s.avg_bits
+            << "\nKV bytes: " << human_bytes(s.kv_bytes) << " vs FP16 "
+            << human_bytes(s.fp16_kv_bytes) << "\nprefill: " << s.prefill_s
+            << " s, plan: " << s.plan_s * 1e3 << " ms, TPOT: " << s.tpot_s * 1e3 << " ms ("
+            << s.generated_tokens << " tokens), peak RSS: " << human_bytes(s.peak_rss_bytes)
+            << "\n";
+}
+
+void run(const RunArgs& args) {
+  const Config config = args.config.load();
+  const models::ModelSettings settings = models::ModelSettings::from_options(config.model);
+  const Engine engine(config);
+  const models::LlamaModel model(settings.resolved_path());
+  const models::QuestionAnswerer answerer(engine, model, settings);
+
+  models::Question question;
+  question.context = kSampleContext;
+  question.question = kSampleQuery;
+  if (!args.context_file.empty()) question.context = read_text_file(args.context_file);
+  if (!args.context.empty()) question.context = args.context;
+  if (!args.context_file.empty() || !args.context.empty() || !args.question.empty()) {
+    question.question = args.question;
+  }
+  question.max_new_tokens = args.max_tokens;
+  question.truncate_context = args.truncate_context;
+
+  models::QuestionAnswerer::Callbacks callbacks;
+  if (!args.json) {
+    if (isatty(STDERR_FILENO)) callbacks.prefill_progress = draw_progress;
+    callbacks.on_text = [](std::string_view text) { std::cout << text << std::flush; };
+  }
+  const models::Answer answer = answerer.answer(question, callbacks);
+  if (args.json) {
+    print_json({{"answer", answer.text},
+                {"question", question.question},
+                {"stats", stats_json(answer.stats)}});
+  } else {
+    std::cout << "\n";
+    print_stats(answer.stats);
+  }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* command = app.add_subcommand(
+      "run", "Answer a question about a long context with the model, on the Cocktail cache");
+  args->config.add_to(*command, false);
+  auto* file = command->add_option("--context-file", args->context_file,
+                                   "Context text file (default: the built-in sample document)");
+  auto* inline_text = command->add_option("--context", args->context, "Context text");
+  file->excludes(inline_text);
+  command->add_option("--question", args->question,
+                      "The question (required with your own context)");
+  command->add_option("--max-tokens", args->max_tokens, "Most tokens to generate")
+      ->check(CLI::Range(1, 1 << 20));
+  command->add_flag("--truncate-context", args->truncate_context,
+                    "Cut the end of a context too long for the model instead of failing");
+  command->add_flag("--json", args->json, "Print the answer and the stats as JSON");
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace cocktail::cli

@@ -1,0 +1,209 @@
+#include "compute/cpu_compute.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cocktail/dequantize.hpp"
+#include "cocktail/error.hpp"
+#include "compute/elementwise_kernels.hpp"
+#include "compute/matmul_kernels.hpp"
+
+namespace cocktail::cpu {
+
+namespace {
+
+// Below these sizes a split across threads costs more than it saves (for matmul: weight bytes
+// times tokens).
+constexpr std::int64_t kMinWeightBytesPerThread = 64 * 1024;
+constexpr std::int64_t kMinElementsPerThread = 16 * 1024;
+// A GEMM task covers at least this many tokens, so packing a panel is repaid.
+constexpr std::int64_t kMinGemmTaskTokens = 64;
+// Up to this many tokens, activations are quantized before the threads start.
+constexpr std::int64_t kMaxSerialQuantizeTokens = 8;
+// GEMM tasks per thread: enough for dynamic scheduling to even out the threads.
+constexpr std::int64_t kTasksPerThread = 4;
+
+void expect_size(const char* op, const char* operand, std::size_t got, std::int64_t expected,
+                 const std::string& why) {
+  if (std::int64_t(got) != expected) {
+    throw Error(std::string(op) + ": " + operand + " has " + std::to_string(got) +
+                " elements, expected " + why + " = " + std::to_string(expected));
+  }
+}
+
+void check_weights(const char* op, const WeightView& w) {
+  const TensorTypeInfo ti = info(w.type);
+  if (w.rows <= 0 || w.cols <= 0 || w.data == nullptr) {
+    throw Error(std::string(op) + ": empty weights (" + std::to_string(w.rows) + " x " +
+                std::to_string(w.cols) + ", data " + (w.data ? "set" : "null") + ")");
+  }
+  if (w.cols % ti.block_elements != 0) {
+    throw Error(std::string(op) + ": " + std::string(ti.name) + " rows of " +
+                std::to_string(w.cols) + " elements are not a whole number of " +
+                std::to_string(ti.block_elements) + "-element blocks");
+  }
+}
+
+// fn(begin, end) over [0, count) in `parts` contiguous ranges, one per thread.
+template <class Fn>
+void parallel_ranges(std::int64_t count, int parts, const Fn& fn) {
+  if (parts <= 1) return fn(std::int64_t(0), count);
+#pragma omp parallel for schedule(static) num_threads(parts)
+  for (int p = 0; p < parts; ++p) fn(count * p / parts, count * (p + 1) / parts);
+}
+
+int parts_for(std::int64_t work, std::int64_t min_per_thread, int threads) {
+  return int(std::clamp<std::int64_t>(work / min_per_thread, 1, threads));
+}
+
+}  // namespace
+
+int CpuCompute::activation_bits(TensorType type) const {
+  if (activations_ == MatmulActivations::f32 || !integer_gemm_supported(type)) return 0;
+  return activations_ == MatmulActivations::int8 ? 8 : 16;
+}
+
+int CpuCompute::threads() const {
+  return threads_ > 0 ? threads_ : omp_get_max_threads();
+}
+
+void CpuCompute::matmul(const WeightView& w, std::span<const float> x, std::int64_t n,
+                        std::span<float> y) {
+  check_weights("matmul", w);
+  if (n < 0) throw Error("matmul: negative token count " + std::to_string(n));
+  expect_size("matmul", "x", x.size(), n * w.cols,
+              "n * cols = " + std::to_string(n) + " * " + std::to_string(w.cols));
+  expect_size("matmul", "y", y.size(), n * w.rows,
+              "n * rows = " + std::to_string(n) + " * " + std::to_string(w.rows));
+  if (n == 0) return;
+  // Small matrices stay on fewer threads: a parallel region costs microseconds.
+  const auto bytes = std::int64_t(row_bytes(w.type, w.cols)) * w.rows;
+  const int n_threads = parts_for(bytes * n, kMinWeightBytesPerThread, threads());
+  const int bits = activation_bits(w.type);
+  if (bits == 0 && n <= kGemvMaxTokens) {
+    parallel_ranges(w.rows, n_threads, [&](std::int64_t begin, std::int64_t end) {
+      gemv_rows(w, x.data(), n, y.data(), begin, end);
+    });
+    return;
+  }
+
+  // About kTasksPerThread tasks a thread: row ranges of whole panels, times token ranges
+  // when the panels are too few.
+  const std::int64_t panels = (w.rows + kGemmRowQuantum - 1) / kGemmRowQuantum;
+  const std::int64_t wanted = kTasksPerThread * n_threads;
+  const std::int64_t token_tasks = std::clamp<std::int64_t>(
+      (wanted + panels - 1) / panels, 1, std::max<std::int64_t>(1, n / kMinGemmTaskTokens));
+  const std::int64_t row_tasks = std::clamp<std::int64_t>(wanted / token_tasks, 1, panels);
+  std::optional<QuantizedActivations> xq;
+  if (bits != 0) xq.emplace(bits, n, w.cols);
+  // A few tokens are quantized here, saving the threads a barrier.
+  const bool quantize_in_threads = xq && n > kMaxSerialQuantizeTokens;
+  if (xq && !quantize_in_threads) quantize_activations(x.data(), 0, n, *xq);
+  std::vector<GemmScratch> scratch;
+  for (int t = 0; t < n_threads; ++t) scratch.emplace_back(gemm_scratch_bytes(w, bits));
+
+#pragma omp parallel num_threads(n_threads)
+  {
+    if (quantize_in_threads) {
+#pragma omp for schedule(static)
+      for (std::int64_t t = 0; t < n; ++t) quantize_activations(x.data(), t, t + 1, *xq);
+    }
+    const GemmScratch& mine = scratch[std::size_t(omp_get_thread_num())];
+#pragma omp for schedule(dynamic)
+    for (std::int64_t task = 0; task < row_tasks * token_tasks; ++task) {
+      const std::int64_t rt = task / token_tasks;
+      const std::int64_t tt = task % token_tasks;
+      GemmTask g;
+      g.w = &w;
+      g.x = x.data();
+      g.xq = xq ? &*xq : nullptr;
+      g.y = y.data();
+      g.row_begin = panels * rt / row_tasks * kGemmRowQuantum;
+      g.row_end = std::min(w.rows, panels * (rt + 1) / row_tasks * kGemmRowQuantum);
+      g.token_begin = n * tt / token_tasks;
+      g.token_end = n * (tt + 1) / token_tasks;
+      gemm_rows(g, mine);
+    }
+  }
+}
+
+void CpuCompute::embedding(const WeightView& table, std::span<const std::int32_t> ids,
+                           std::span<float> out) {
+  check_weights("embedding", table);
+  const auto count = std::int64_t(ids.size());
+  expect_size("embedding", "out", out.size(), count * table.cols,
+              "ids * cols = " + std::to_string(count) + " * " + std::to_string(table.cols));
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (ids[std::size_t(i)] < 0 || ids[std::size_t(i)] >= table.rows) {
+      throw Error("embedding: id " + std::to_string(ids[std::size_t(i)]) + " at position " +
+                  std::to_string(i) + " is outside the table's " + std::to_string(table.rows) +
+                  " rows");
+    }
+  }
+  const std::size_t stride = row_bytes(table.type, table.cols);
+  parallel_ranges(count, parts_for(count * table.cols, kMinElementsPerThread, threads()),
+                  [&](std::int64_t begin, std::int64_t end) {
+                    for (std::int64_t i = begin; i < end; ++i) {
+                      dequantize_row(table.type,
+                                     table.data + stride * std::size_t(ids[std::size_t(i)]),
+                                     table.cols, out.data() + i * table.cols);
+                    }
+                  });
+}
+
+void CpuCompute::rms_norm(std::span<const float> x, std::span<const float> weight, float eps,
+                          std::span<float> out) {
+  const auto dim = std::int64_t(weight.size());
+  if (dim == 0) throw Error("rms_norm: empty weight");
+  if (x.size() % weight.size() != 0) {
+    throw Error("rms_norm: x has " + std::to_string(x.size()) +
+                " elements, not a whole number of rows of weight's " + std::to_string(dim));
+  }
+  expect_size("rms_norm", "out", out.size(), std::int64_t(x.size()), "x's size");
+  const std::int64_t rows = std::int64_t(x.size()) / dim;
+  parallel_ranges(rows, parts_for(std::int64_t(x.size()), kMinElementsPerThread, threads()),
+                  [&](std::int64_t begin, std::int64_t end) {
+                    rms_norm_rows(x.data(), weight.data(), dim, eps, out.data(), begin, end);
+                  });
+}
+
+void CpuCompute::rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads,
+                      int head_dim, float base) {
+  if (n_heads <= 0 || head_dim <= 0 || head_dim % 2 != 0 || !(base > 0.0f)) {
+    throw Error("rope: needs n_heads > 0, an even head_dim > 0 and base > 0, got n_heads " +
+                std::to_string(n_heads) + ", head_dim " + std::to_string(head_dim) + ", base " +
+                std::to_string(base));
+  }
+  const std::int64_t row = std::int64_t(n_heads) * head_dim;
+  const auto n = std::int64_t(positions.size());
+  expect_size("rope", "x", x.size(), n * row,
+              "positions * n_heads * head_dim = " + std::to_string(n) + " * " +
+                  std::to_string(n_heads) + " * " + std::to_string(head_dim));
+  parallel_ranges(n, parts_for(n * row, kMinElementsPerThread, threads()),
+                  [&](std::int64_t begin, std::int64_t end) {
+                    rope_tokens(x.data(), positions.data(), n_heads, head_dim, base, begin, end);
+                  });
+}
+
+void CpuCompute::silu_mul(std::span<float> gate, std::span<const float> up) {
+  expect_size("silu_mul", "up", up.size(), std::int64_t(gate.size()), "gate's size");
+  const auto count = std::int64_t(gate.size());
+  parallel_ranges(count, parts_for(count, kMinElementsPerThread, threads()),
+                  [&](std::int64_t begin, std::int64_t end) {
+                    silu_mul_range(gate.data(), up.data(), begin, end);
+                  });
+}
+
+void CpuCompute::add(std::span<float> x, std::span<const float> y) {
+  expect_size("add", "y", y.size(), std::int64_t(x.size()), "x's size");
+  const auto count = std::int64_t(x.size());
+  parallel_ranges(
+      count, parts_for(count, kMinElementsPerThread, threads()),
+      [&](std::int64_t begin, std::int64_t end) { add_range(x.data(), y.data(), begin, end); });
+}
+
+}  // namespace cocktail::cpu

@@ -1,0 +1,155 @@
+#include "compute/elementwise_kernels.hpp"
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+// Highway compiles this file once per SIMD target: the order of these lines matters.
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "compute/elementwise_kernels.cpp"
+#include <hwy/foreach_target.h>
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+// clang-format on
+
+HWY_BEFORE_NAMESPACE();
+namespace cocktail::cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::CappedTag<float, 16>;
+using VF = hn::Vec<DF>;
+constexpr std::int64_t kLanes = std::int64_t(hn::MaxLanes(DF()));
+
+void RmsNormRows(const float* x, const float* weight, std::int64_t dim, float eps, float* out,
+                 std::int64_t row_begin, std::int64_t row_end) {
+  const DF df;
+  for (std::int64_t r = row_begin; r < row_end; ++r) {
+    const float* xr = x + r * dim;
+    float* o = out + r * dim;
+    VF squares = hn::Zero(df);
+    std::int64_t i = 0;
+    for (; i + kLanes <= dim; i += kLanes) {
+      const VF v = hn::LoadU(df, xr + i);
+      squares = hn::MulAdd(v, v, squares);
+    }
+    float sum = hn::GetLane(hn::SumOfLanes(df, squares));
+    for (; i < dim; ++i) sum += xr[i] * xr[i];
+    const float scale = 1.0f / std::sqrt(sum / float(dim) + eps);
+    const VF vscale = hn::Set(df, scale);
+    for (i = 0; i + kLanes <= dim; i += kLanes) {
+      hn::StoreU(hn::Mul(hn::Mul(hn::LoadU(df, xr + i), vscale), hn::LoadU(df, weight + i)), df,
+                 o + i);
+    }
+    for (; i < dim; ++i) o[i] = xr[i] * scale * weight[i];
+  }
+}
+
+void RopeTokens(float* x, const std::int32_t* positions, int n_heads, int head_dim, float base,
+                std::int64_t token_begin, std::int64_t token_end) {
+  const DF df;
+  const int pairs = head_dim / 2;
+  const auto n_pairs = static_cast<std::size_t>(pairs);
+  const auto n_dims = static_cast<std::size_t>(head_dim);
+  std::vector<double> inv_freq(n_pairs);
+  for (int i = 0; i < pairs; ++i)
+    inv_freq[std::size_t(i)] = std::pow(double(base), -2.0 * i / head_dim);
+  // Per token: the angles, then cos and sin spread over both lanes of each pair, the sin
+  // negated on the even lane: x' = x · c + swap_pairs(x) · s.
+  std::vector<float> angle(n_pairs), cos_half(n_pairs), sin_half(n_pairs), c(n_dims), s(n_dims);
+  constexpr double kTwoPi = 2.0 * std::numbers::pi;
+  for (std::int64_t t = token_begin; t < token_end; ++t) {
+    // The angle is formed and reduced to [-pi, pi] in double, so large positions keep their
+    // precision; sin and cos are then taken in float.
+    for (int i = 0; i < pairs; ++i) {
+      const double a = double(positions[t]) * inv_freq[std::size_t(i)];
+      angle[std::size_t(i)] = float(a - kTwoPi * std::nearbyint(a / kTwoPi));
+    }
+    int i = 0;
+    for (; i + kLanes <= pairs; i += int(kLanes)) {
+      const VF a = hn::LoadU(df, angle.data() + i);
+      hn::StoreU(hn::Cos(df, a), df, cos_half.data() + i);
+      hn::StoreU(hn::Sin(df, a), df, sin_half.data() + i);
+    }
+    for (; i < pairs; ++i) {
+      cos_half[std::size_t(i)] = std::cos(angle[std::size_t(i)]);
+      sin_half[std::size_t(i)] = std::sin(angle[std::size_t(i)]);
+    }
+    for (int p = 0; p < pairs; ++p) {
+      c[std::size_t(2 * p)] = c[std::size_t(2 * p + 1)] = cos_half[std::size_t(p)];
+      s[std::size_t(2 * p)] = -sin_half[std::size_t(p)];
+      s[std::size_t(2 * p + 1)] = sin_half[std::size_t(p)];
+    }
+    for (int h = 0; h < n_heads; ++h) {
+      float* v = x + (t * n_heads + h) * head_dim;
+      int d = 0;
+      for (; d + kLanes <= head_dim; d += int(kLanes)) {
+        const VF xv = hn::LoadU(df, v + d);
+        const VF rotated = hn::MulAdd(xv, hn::LoadU(df, c.data() + d),
+                                      hn::Mul(hn::Reverse2(df, xv), hn::LoadU(df, s.data() + d)));
+        hn::StoreU(rotated, df, v + d);
+      }
+      for (; d < head_dim; d += 2) {
+        const float x0 = v[d];
+        const float x1 = v[d + 1];
+        v[d] = x0 * c[std::size_t(d)] + x1 * s[std::size_t(d)];
+        v[d + 1] = x1 * c[std::size_t(d)] + x0 * s[std::size_t(d + 1)];
+      }
+    }
+  }
+}
+
+void SiluMulRange(float* gate, const float* up, std::int64_t begin, std::int64_t end) {
+  const DF df;
+  const VF one = hn::Set(df, 1.0f);
+  std::int64_t i = begin;
+  for (; i + kLanes <= end; i += kLanes) {
+    const VF g = hn::LoadU(df, gate + i);
+    const VF silu = hn::Div(g, hn::Add(one, hn::Exp(df, hn::Neg(g))));
+    hn::StoreU(hn::Mul(silu, hn::LoadU(df, up + i)), df, gate + i);
+  }
+  for (; i < end; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void AddRange(float* x, const float* y, std::int64_t begin, std::int64_t end) {
+  const DF df;
+  std::int64_t i = begin;
+  for (; i + kLanes <= end; i += kLanes) {
+    hn::StoreU(hn::Add(hn::LoadU(df, x + i), hn::LoadU(df, y + i)), df, x + i);
+  }
+  for (; i < end; ++i) x[i] += y[i];
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cocktail::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace cocktail::cpu {
+
+HWY_EXPORT(RmsNormRows);
+HWY_EXPORT(RopeTokens);
+HWY_EXPORT(SiluMulRange);
+HWY_EXPORT(AddRange);
+
+void rms_norm_rows(const float* x, const float* weight, std::int64_t dim, float eps, float* out,
+                   std::int64_t row_begin, std::int64_t row_end) {
+  HWY_DYNAMIC_DISPATCH(RmsNormRows)(x, weight, dim, eps, out, row_begin, row_end);
+}
+
+void rope_tokens(float* x, const std::int32_t* positions, int n_heads, int head_dim, float base,
+                 std::int64_t token_begin, std::int64_t token_end) {
+  HWY_DYNAMIC_DISPATCH(RopeTokens)(x, positions, n_heads, head_dim, base, token_begin, token_end);
+}
+
+void silu_mul_range(float* gate, const float* up, std::int64_t begin, std::int64_t end) {
+  HWY_DYNAMIC_DISPATCH(SiluMulRange)(gate, up, begin, end);
+}
+
+void add_range(float* x, const float* y, std::int64_t begin, std::int64_t end) {
+  HWY_DYNAMIC_DISPATCH(AddRange)(x, y, begin, end);
+}
+
+}  // namespace cocktail::cpu
+#endif

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "cocktail/compute.hpp"
+#include "cocktail/models/bpe_tokenizer.hpp"
+#include "cocktail/models/chat_template.hpp"
+#include "cocktail/models/gguf_file.hpp"
+#include "cocktail/models/llama_hparams.hpp"
+#include "cocktail/session.hpp"
+
+namespace cocktail::models {
+
+// One transformer block's weights: views into the model file, except the norm weights.
+struct LlamaLayer {
+  std::vector<float> attn_norm;
+  std::vector<float> ffn_norm;
+  WeightView q, k, v, output;
+  WeightView gate, up, down;
+};
+
+// A Llama-family decoder (RMSNorm, RoPE, GQA, SwiGLU, tied or separate output matrix) over a
+// GGUF file. The weights stay quantized in the file's mapping; matmuls dequantize on the fly.
+// Opening checks every tensor's presence, type and shape, naming the first that is wrong, and
+// loads the tokenizer and chat template the file carries.
+class LlamaModel {
+ public:
+  explicit LlamaModel(const std::filesystem::path& path);
+
+  const GgufFile& file() const { return file_; }
+  const LlamaHyperparameters& hparams() const { return hparams_; }
+  const std::vector<LlamaLayer>& layers() const { return layers_; }
+  const WeightView& token_embedding() const { return token_embd_; }
+  const WeightView& output() const { return output_; }
+  const std::vector<float>& output_norm() const { return output_norm_; }
+  const BpeTokenizer& tokenizer() const { return tokenizer_; }
+  const ChatTemplate& chat_template() const { return chat_template_; }
+
+ private:
+  GgufFile file_;
+  LlamaHyperparameters hparams_;
+  std::vector<LlamaLayer> layers_;
+  WeightView token_embd_;
+  WeightView output_;
+  std::vector<float> output_norm_;
+  BpeTokenizer tokenizer_;
+  ChatTemplate chat_template_;
+};
+
+// Runs a LlamaModel on one sequence: tokens go through every layer on the backend's Compute,
+// their keys and values into the Session's KvStore. Holds the activation buffers for blocks
+// of up to `max_block` tokens, so memory stays bounded whatever the prompt length.
+class LlamaRunner {
+ public:
+  using Progress = std::function<void(std::int64_t done, std::int64_t total)>;
+
+  LlamaRunner(const LlamaModel& model, Compute& compute, int max_block);
+
+  // Prefill: runs `tokens` at the session's next positions in blocks of max_block, with
+  // causal attention at full precision; reports progress after each block. Writes the logits
+  // of the last token into `logits` (n_vocab floats) when it is not empty.
+  void prefill(Session& session, std::span<const std::int32_t> tokens, std::span<float> logits,
+               const Progress& progress = {});
+  // Decode: one token attends to the whole (committed) cache; writes its logits.
+  void step(Session& session, std::int32_t token, std::span<float> logits);
+
+ private:
+  void run_block(Session& session, std::span<const std::int32_t> tokens, std::span<float> logits);
+  void attention_block(Session& session, int layer, std::int64_t n);
+  void ffn_block(const LlamaLayer& layer, std::int64_t n);
+  void output_logits(std::int64_t n, std::span<float> logits);
+
+  const LlamaModel& model_;
+  Compute& compute_;
+  int max_block_;
+  std::vector<std::int32_t> positions_;
+  std::vector<float> x_, norm_, q_, k_, v_, attn_, gate_, up_, proj_;
+};
+
+}  // namespace cocktail::models

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cocktail/engine.hpp"
+#include "cocktail/models/llama_model.hpp"
+#include "cocktail/models/model_settings.hpp"
+
+namespace cocktail::models {
+
+// One long-context question: the context (a document) and a question about it, asked as one
+// user turn of the model's chat template: context, a blank line, the question.
+struct Question {
+  std::string context;
+  std::string question;
+  int max_new_tokens = 64;
+  // A prompt longer than the model's context length is an error unless this is set; then the
+  // end of the context is cut so the prompt and the answer fit.
+  bool truncate_context = false;
+  // When above 0, the context is cut to at most this many tokens (benchmarks at set lengths).
+  std::int64_t context_token_limit = 0;
+  // Benchmarks generate exactly max_new_tokens; answers stop at the end of the model's turn.
+  bool stop_at_end_of_turn = true;
+};
+
+struct AnswerStats {
+  std::int64_t prompt_tokens = 0;   // every token prefilled
+  std::int64_t context_tokens = 0;  // tokens the plan covers: the chat header and the context
+  std::int64_t generated_tokens = 0;
+  bool context_truncated = false;
+  std::map<Precision, int> chunks_per_precision;
+  double avg_bits = 0.0;  // bits per K/V element of the whole cache, scales and zeros counted
+  std::size_t kv_bytes = 0;
+  std::size_t fp16_kv_bytes = 0;  // the same tokens in an FP16 cache
+  double prefill_s = 0.0;
+  double plan_s = 0.0;  // scoring + planning + reorder and quantization
+  double tpot_s = 0.0;  // mean time per generated token after the first
+  std::size_t peak_rss_bytes = 0;
+};
+
+struct Answer {
+  std::string text;
+  std::vector<TokenId> tokens;
+  Plan plan;
+  AnswerStats stats;
+};
+
+// Answers questions about long contexts with a Llama model on the engine's backend: prefill at
+// full precision, then the engine's planner and scorer plan the context and the store commits
+// the plan (reorder + quantize), then decoding runs on the mixed cache and its FP16 tail.
+class QuestionAnswerer {
+ public:
+  struct Callbacks {
+    std::function<void(std::int64_t done, std::int64_t total)> prefill_progress;
+    std::function<void(std::string_view text)> on_text;  // answer text as it is generated
+  };
+
+  QuestionAnswerer(const Engine& engine, const LlamaModel& model, const ModelSettings& settings);
+
+  // Throws Error for an empty question, a max_new_tokens below 1 or beyond the model's
+  // context length, or a prompt that does not fit (see Question::truncate_context).
+  Answer answer(const Question& question, const Callbacks& callbacks = {}) const;
+
+ private:
+  struct Prompt;
+  Prompt build_prompt(const Question& question) const;
+
+  const Engine& engine_;
+  const LlamaModel& model_;
+  ModelSettings settings_;
+  std::shared_ptr<Compute> compute_;
+};
+
+}  // namespace cocktail::models

@@ -1,0 +1,187 @@
+#include "cocktail/models/llama_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cocktail/dequantize.hpp"
+#include "cocktail/error.hpp"
+#include "cocktail/models/gguf_tokenizer.hpp"
+
+namespace cocktail::models {
+namespace {
+
+[[noreturn]] void reject(const GgufFile& file, const std::string& what) {
+  throw Error(fmt::format("{}: {}", file.path().string(), what));
+}
+
+std::string dims_text(const std::vector<std::int64_t>& dims) {
+  return fmt::format("[{}]", fmt::join(dims, ", "));
+}
+
+const GgufTensor& shaped(const GgufFile& file, const std::string& name,
+                         std::vector<std::int64_t> dims) {
+  const GgufTensor* t = file.find_tensor(name);
+  if (!t) reject(file, fmt::format("tensor '{}' is missing", name));
+  if (t->dims != dims) {
+    reject(file, fmt::format("tensor '{}' has shape {}; expected {}", name, dims_text(t->dims),
+                             dims_text(dims)));
+  }
+  return *t;
+}
+
+// A matrix of `rows` rows of `cols` elements (GGUF dims [cols, rows]).
+WeightView matrix(const GgufFile& file, const std::string& name, int cols, int rows) {
+  const GgufTensor& t = shaped(file, name, {cols, rows});
+  return {t.type, t.data, rows, cols};
+}
+
+std::vector<float> vector_of(const GgufFile& file, const std::string& name, int n) {
+  const GgufTensor& t = shaped(file, name, {n});
+  std::vector<float> out(std::size_t(n), 0.0f);
+  dequantize_row(t.type, t.data, n, out.data());
+  return out;
+}
+
+template <typename T>
+std::span<T> rows_of(std::vector<T>& buffer, std::int64_t n, std::int64_t width) {
+  return {buffer.data(), std::size_t(n * width)};
+}
+
+}  // namespace
+
+LlamaModel::LlamaModel(const std::filesystem::path& path)
+    : file_(path),
+      hparams_(LlamaHyperparameters::from_gguf(file_)),
+      tokenizer_(tokenizer_from_gguf(file_)),
+      chat_template_(chat_template_from_gguf(file_)) {
+  const LlamaHyperparameters& h = hparams_;
+  const int kv = h.n_kv_heads * h.head_dim;
+  token_embd_ = matrix(file_, "token_embd.weight", h.n_embd, h.n_vocab);
+  output_norm_ = vector_of(file_, "output_norm.weight", h.n_embd);
+  // Small models tie the output matrix to the token embedding and store it once.
+  output_ = file_.find_tensor("output.weight") ? matrix(file_, "output.weight", h.n_embd, h.n_vocab)
+                                               : token_embd_;
+  for (int l = 0; l < h.n_layers; ++l) {
+    const std::string p = fmt::format("blk.{}.", l);
+    LlamaLayer layer;
+    layer.attn_norm = vector_of(file_, p + "attn_norm.weight", h.n_embd);
+    layer.ffn_norm = vector_of(file_, p + "ffn_norm.weight", h.n_embd);
+    layer.q = matrix(file_, p + "attn_q.weight", h.n_embd, h.n_embd);
+    layer.k = matrix(file_, p + "attn_k.weight", h.n_embd, kv);
+    layer.v = matrix(file_, p + "attn_v.weight", h.n_embd, kv);
+    layer.output = matrix(file_, p + "attn_output.weight", h.n_embd, h.n_embd);
+    layer.gate = matrix(file_, p + "ffn_gate.weight", h.n_embd, h.n_ff);
+    layer.up = matrix(file_, p + "ffn_up.weight", h.n_embd, h.n_ff);
+    layer.down = matrix(file_, p + "ffn_down.weight", h.n_ff, h.n_embd);
+    layers_.push_back(std::move(layer));
+  }
+}
+
+LlamaRunner::LlamaRunner(const LlamaModel& model, Compute& compute, int max_block)
+    : model_(model), compute_(compute), max_block_(max_block) {
+  if (max_block < 1) throw Error(fmt::format("prefill block of {} tokens; at least 1", max_block));
+  const LlamaHyperparameters& h = model.hparams();
+  const auto rows = std::size_t(max_block);
+  const auto kv = std::size_t(h.n_kv_heads * h.head_dim);
+  positions_.resize(rows);
+  x_.resize(rows * std::size_t(h.n_embd));
+  norm_.resize(x_.size());
+  q_.resize(x_.size());
+  attn_.resize(x_.size());
+  proj_.resize(x_.size());
+  k_.resize(rows * kv);
+  v_.resize(rows * kv);
+  gate_.resize(rows * std::size_t(h.n_ff));
+  up_.resize(gate_.size());
+}
+
+void LlamaRunner::prefill(Session& session, std::span<const std::int32_t> tokens,
+                          std::span<float> logits, const Progress& progress) {
+  const auto total = std::int64_t(tokens.size());
+  for (std::int64_t first = 0; first < total; first += max_block_) {
+    const std::int64_t n = std::min<std::int64_t>(max_block_, total - first);
+    const bool last = first + n == total;
+    run_block(session, tokens.subspan(std::size_t(first), std::size_t(n)),
+              last ? logits : std::span<float>{});
+    if (progress) progress(first + n, total);
+  }
+}
+
+void LlamaRunner::step(Session& session, std::int32_t token, std::span<float> logits) {
+  run_block(session, std::span<const std::int32_t>(&token, 1), logits);
+}
+
+void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> tokens,
+                            std::span<float> logits) {
+  const LlamaHyperparameters& h = model_.hparams();
+  const auto n = std::int64_t(tokens.size());
+  const std::int64_t first = session.store().n_tokens();
+  for (std::int64_t i = 0; i < n; ++i) positions_[std::size_t(i)] = std::int32_t(first + i);
+  compute_.embedding(model_.token_embedding(), tokens, rows_of(x_, n, h.n_embd));
+  for (int l = 0; l < h.n_layers; ++l) {
+    attention_block(session, l, n);
+    ffn_block(model_.layers()[std::size_t(l)], n);
+  }
+  if (!logits.empty()) output_logits(n, logits);
+}
+
+void LlamaRunner::attention_block(Session& session, int l, std::int64_t n) {
+  const LlamaHyperparameters& h = model_.hparams();
+  const LlamaLayer& layer = model_.layers()[std::size_t(l)];
+  const std::int64_t kv = h.n_kv_heads * h.head_dim;
+  const auto x = rows_of(x_, n, h.n_embd);
+  const auto norm = rows_of(norm_, n, h.n_embd);
+  const auto q = rows_of(q_, n, h.n_embd);
+  const auto k = rows_of(k_, n, kv);
+  const auto v = rows_of(v_, n, kv);
+  const auto attn = rows_of(attn_, n, h.n_embd);
+  const auto proj = rows_of(proj_, n, h.n_embd);
+  const std::span<const std::int32_t> positions(positions_.data(), std::size_t(n));
+
+  compute_.rms_norm(x, layer.attn_norm, h.rms_eps, norm);
+  compute_.matmul(layer.q, norm, n, q);
+  compute_.matmul(layer.k, norm, n, k);
+  compute_.matmul(layer.v, norm, n, v);
+  compute_.rope(q, positions, h.n_heads, h.head_dim, h.rope_base);
+  compute_.rope(k, positions, h.n_kv_heads, h.head_dim, h.rope_base);
+  session.append(l, k, v, n);
+  if (n == 1) {
+    session.decode_attention(l, q, h.n_heads, attn);
+  } else {
+    session.prefill_attention(l, q, n, h.n_heads, attn);
+  }
+  compute_.matmul(layer.output, attn, n, proj);
+  compute_.add(x, proj);
+}
+
+void LlamaRunner::ffn_block(const LlamaLayer& layer, std::int64_t n) {
+  const LlamaHyperparameters& h = model_.hparams();
+  const auto x = rows_of(x_, n, h.n_embd);
+  const auto norm = rows_of(norm_, n, h.n_embd);
+  const auto gate = rows_of(gate_, n, h.n_ff);
+  const auto up = rows_of(up_, n, h.n_ff);
+  const auto proj = rows_of(proj_, n, h.n_embd);
+  compute_.rms_norm(x, layer.ffn_norm, h.rms_eps, norm);
+  compute_.matmul(layer.gate, norm, n, gate);
+  compute_.matmul(layer.up, norm, n, up);
+  compute_.silu_mul(gate, up);
+  compute_.matmul(layer.down, gate, n, proj);
+  compute_.add(x, proj);
+}
+
+// Only the last token's logits are needed: generation continues from it.
+void LlamaRunner::output_logits(std::int64_t n, std::span<float> logits) {
+  const LlamaHyperparameters& h = model_.hparams();
+  if (std::int64_t(logits.size()) != h.n_vocab) {
+    throw Error(fmt::format("logits buffer of {} floats; the model has {} tokens", logits.size(),
+                            h.n_vocab));
+  }
+  const auto last =
+      std::span<const float>(x_).subspan(std::size_t((n - 1) * h.n_embd), std::size_t(h.n_embd));
+  const auto norm = rows_of(norm_, 1, h.n_embd);
+  compute_.rms_norm(last, model_.output_norm(), h.rms_eps, norm);
+  compute_.matmul(model_.output(), norm, 1, logits);
+}
+
+}  // namespace cocktail::models

@@ -1,0 +1,108 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "cocktail/config.hpp"
+#include "cocktail/engine.hpp"
+#include "cocktail/error.hpp"
+#include "cocktail/models/llama_model.hpp"
+#include "support/error_of.hpp"
+#include "tiny_llama.hpp"
+
+namespace cocktail::models {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TinyLlama;
+
+// An FP16 cache: the forward must match the float64 reference up to float32 rounding.
+Engine fp16_engine() {
+  return Engine(
+      parse_config("[engine]\nbackend = \"cpu\"\nplanner = \"uniform\"\n"
+                   "[planner.uniform]\nprecision = \"fp16\"\n",
+                   "llama_forward_test.toml"));
+}
+
+std::vector<std::int32_t> random_tokens(int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> id(0, TinyLlama::kVocab - 3);
+  std::vector<std::int32_t> out(static_cast<std::size_t>(n));
+  for (auto& t : out) t = id(rng);
+  return out;
+}
+
+// Largest difference relative to the largest reference logit.
+double relative_error(const std::vector<float>& got, const std::vector<double>& want) {
+  double diff = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, std::fabs(double(got[i]) - want[i]));
+    scale = std::max(scale, std::fabs(want[i]));
+  }
+  return diff / scale;
+}
+
+class TinyLlamaTest : public ::testing::Test {
+ protected:
+  testing::TempDir dir_;
+  TinyLlama tiny_;
+  std::filesystem::path path_ = tiny_.write(dir_, 7);
+  Engine engine_ = fp16_engine();
+  std::shared_ptr<Compute> compute_ = engine_.backend().make_compute();
+};
+
+TEST_F(TinyLlamaTest, ReadsHyperparametersAndTokenizer) {
+  const LlamaModel model(path_);
+  const LlamaHyperparameters& h = model.hparams();
+  EXPECT_EQ(h.n_layers, TinyLlama::kLayers);
+  EXPECT_EQ(h.head_dim, TinyLlama::kHeadDim);
+  EXPECT_EQ(h.n_kv_heads, TinyLlama::kKvHeads);
+  EXPECT_EQ(h.n_vocab, TinyLlama::kVocab);
+  EXPECT_EQ(model.tokenizer().encode("ABC", false), (std::vector<TokenId>{0, 1, 2}));
+}
+
+// Prefill in blocks of every size gives the logits of one pass over the whole prompt.
+TEST_F(TinyLlamaTest, PrefillMatchesFloat64ReferenceForEveryBlockSize) {
+  const LlamaModel model(path_);
+  const std::vector<std::int32_t> tokens = random_tokens(45, 1);
+  const std::vector<double> want = tiny_.reference_logits(tokens);
+  for (const int block : {1, 7, 32, 64}) {
+    Session session = engine_.new_session(model.hparams().kv_shape());
+    LlamaRunner runner(model, *compute_, block);
+    std::vector<float> logits(TinyLlama::kVocab);
+    runner.prefill(session, tokens, logits);
+    EXPECT_LT(relative_error(logits, want), 1e-4) << "block " << block;
+    EXPECT_EQ(session.store().n_tokens(), 45);
+  }
+}
+
+// Decoding token by token after a prefill continues the same sequence.
+TEST_F(TinyLlamaTest, DecodeStepsMatchFloat64Reference) {
+  const LlamaModel model(path_);
+  std::vector<std::int32_t> tokens = random_tokens(20, 2);
+  Session session = engine_.new_session(model.hparams().kv_shape());
+  LlamaRunner runner(model, *compute_, 16);
+  std::vector<float> logits(TinyLlama::kVocab);
+  runner.prefill(session, tokens, logits);
+  for (const std::int32_t next : random_tokens(5, 3)) {
+    tokens.push_back(next);
+    runner.step(session, next, logits);
+    EXPECT_LT(relative_error(logits, tiny_.reference_logits(tokens)), 1e-4)
+        << "at token " << tokens.size();
+  }
+}
+
+TEST_F(TinyLlamaTest, RejectsAWrongLogitsBuffer) {
+  const LlamaModel model(path_);
+  Session session = engine_.new_session(model.hparams().kv_shape());
+  LlamaRunner runner(model, *compute_, 8);
+  std::vector<float> logits(3);
+  EXPECT_THAT(
+      testing::error_of<Error>([&] { runner.prefill(session, random_tokens(4, 4), logits); }),
+      HasSubstr("logits buffer of 3 floats; the model has 40 tokens"));
+}
+
+}  // namespace
+}  // namespace cocktail::models
