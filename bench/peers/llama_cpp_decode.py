@@ -302,6 +302,9 @@ def run_one(peer, log, ids, gen_tokens, kv, repeats, n_batch, n_ubatch):
             print("warning: llama.cpp booked %d prompt tokens, expected %d" % (n_p_eval, n),
                   file=sys.stderr)
         steps = gen_tokens - 1
+        print("  run %d/%d: prefill %.3f s, tpot %.2f ms" % (
+            r + 1, repeats, prefill_ms / 1e3, p.t_eval_ms / p.n_eval if steps > 0 else 0.0),
+            file=sys.stderr, flush=True)
         runs.append({
             "prefill_s": prefill_ms / 1e3,
             "tpot_s": (p.t_eval_ms / p.n_eval / 1e3) if steps > 0 else None,

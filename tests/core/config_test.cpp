@@ -285,7 +285,15 @@ TEST(ShippedConfigsTest, DefaultMatchesTheBuiltInDefaults) {
   EXPECT_NO_THROW(recency.finish());
   Options cpu = config.plugin_options("backend", "cpu");
   EXPECT_EQ(cpu.get_int("threads", -1, 0, 1024), 0);
+  EXPECT_EQ(cpu.get_string("matmul_activations", ""), "int16");
   EXPECT_NO_THROW(cpu.finish());
+  Options model = config.model;
+  EXPECT_EQ(model.get_string("path", ""), "SmolLM2-135M-Instruct.Q4_1.gguf");
+  EXPECT_EQ(model.get_int("prefill_block", -1, 1, 8192), 256);
+  EXPECT_DOUBLE_EQ(model.get_double("temperature", -1, 0, 100), 0.0);
+  EXPECT_DOUBLE_EQ(model.get_double("top_p", -1, 0, 1), 1.0);
+  EXPECT_EQ(model.get_int("seed", -1, 0, INT64_MAX), 1234);
+  EXPECT_NO_THROW(model.finish());
 }
 
 }  // namespace
