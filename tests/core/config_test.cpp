@@ -131,9 +131,9 @@ TEST(ConfigTest, BadChoice) {
 }
 
 TEST(ConfigTest, UnknownTable) {
-  EXPECT_TRUE(throws_config_error(
-      [] { parse("[engine]\n\n[models]\npath = \"x\"\n"); },
-      {"configs/x.toml:3", "[models]", "unknown table", "[engine], [quant], [model], [planner.<name>]"}));
+  EXPECT_TRUE(throws_config_error([] { parse("[engine]\n\n[models]\npath = \"x\"\n"); },
+                                  {"configs/x.toml:3", "[models]", "unknown table",
+                                   "[engine], [quant], [model], [planner.<name>]"}));
 }
 
 TEST(ConfigTest, TopLevelKey) {
