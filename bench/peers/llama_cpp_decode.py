@@ -338,6 +338,8 @@ def run_one(peer, log, ids, gen_tokens, kv, repeats, n_batch, n_ubatch):
         "decode_tok_s": 1.0 / tpot_s if tpot_s else None,
         "wall_prefill_s": med("wall_prefill_s"),
         "wall_tpot_s": med("wall_tpot_s"),
+        "prefill_s_min": min(x["prefill_s"] for x in runs),
+        "tpot_s_min": min((x["tpot_s"] for x in runs if x["tpot_s"] is not None), default=None),
         "prefill_s_runs": [x["prefill_s"] for x in runs],
         "tpot_s_runs": [x["tpot_s"] for x in runs],
         "decode_steps": gen_tokens - 1,
@@ -443,8 +445,60 @@ def main():
         digest = hashlib.file_digest(f, "sha256").hexdigest() if hasattr(hashlib, "file_digest") \
             else hashlib.sha256(f.read()).hexdigest()
 
+    system_info = llama_cpp.llama_print_system_info().decode(errors="replace").strip()
     load_start = os.getloadavg()
-    results = []
+    out = {
+        "tool": "bench/peers/llama_cpp_decode.py",
+        "peer": "llama.cpp",
+        "llama_cpp_python": llama_cpp.__version__,
+        "system_info": system_info,
+        "model_file": os.path.basename(args.model),
+        "model_sha256": digest,
+        "model_shape": {"n_layer": peer.n_layer, "n_head": peer.n_head,
+                        "n_head_kv": peer.n_head_kv, "head_dim_k": peer.head_dim_k,
+                        "head_dim_v": peer.head_dim_v, "n_vocab": peer.n_vocab},
+        "threads": args.threads,
+        "cpu_count": os.cpu_count(),
+        "loadavg_start": list(load_start),
+        "loadavg_end": None,
+        "complete": False,
+        "gen_tokens": args.gen_tokens,
+        "repeats": args.repeats,
+        "n_batch": args.n_batch,
+        "n_ubatch": args.n_ubatch,
+        "flash_attn": True,
+        "context_source": source,
+        "question": args.question,
+        "timing_source": "llama_perf_context: prefill_s = t_p_eval_ms, tpot_s = t_eval_ms / "
+                         "n_eval over gen_tokens - 1 single-token decodes; medians over "
+                         "repeats; wall_* are Python perf_counter cross-checks",
+        "kv_bytes_source": "computed: n_layer * tokens * n_head_kv * (head_dim_k + "
+                           "head_dim_v) * bytes per element of the type (blocks with "
+                           "scales); kv_alloc_mib_llama is llama.cpp's own log line",
+        "results": [],
+    }
+    results = out["results"]
+
+    def save():
+        # Rewritten after every setting, so a run cut short keeps what it measured.
+        if args.json:
+            tmp = args.json + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(out, f, indent=2)
+                f.write("\n")
+            os.replace(tmp, args.json)
+
+    print("llama.cpp (llama-cpp-python %s), %s, threads %d, flash attention on, "
+          "%d generated tokens, median of %d runs"
+          % (llama_cpp.__version__, os.path.basename(args.model), args.threads, args.gen_tokens,
+             args.repeats))
+    print("timings: llama_perf_context (prefill = t_p_eval, TPOT = t_eval / n_eval over %d "
+          "decodes); KV MiB computed from shape x type for the context tokens"
+          % (args.gen_tokens - 1))
+    hdr = "%7s %5s %10s %10s %9s %9s %9s %10s" % ("context", "kv", "prefill_s", "prefill/s",
+                                                   "tpot_ms", "decode/s", "kv_MiB", "alloc_MiB")
+    print(hdr)
+    print("-" * len(hdr), flush=True)
     for n in args.context_tokens:
         if n + args.gen_tokens > peer.n_ctx_train:
             print("note: %d + %d tokens exceed the model's training context (%d); llama.cpp "
@@ -452,33 +506,22 @@ def main():
         ids = build_prompt(peer, body_ids, n, args.question)
         for kv in args.kv_types:
             print("running context %d, kv %s ..." % (n, kv), file=sys.stderr, flush=True)
-            results.append(run_one(peer, log, ids, args.gen_tokens, kv, args.repeats,
-                                   args.n_batch, args.n_ubatch))
-    load_end = os.getloadavg()
-    system_info = llama_cpp.llama_print_system_info().decode(errors="replace").strip()
+            r = run_one(peer, log, ids, args.gen_tokens, kv, args.repeats, args.n_batch,
+                        args.n_ubatch)
+            results.append(r)
+            print("%7d %5s %10s %10s %9s %9s %9s %10s" % (
+                r["context_tokens"], r["kv_type"], fmt(r["prefill_s"], ".3f"),
+                fmt(r["prefill_tok_s"], ".1f"), fmt(r["tpot_s"] and r["tpot_s"] * 1e3, ".2f"),
+                fmt(r["decode_tok_s"], ".1f"), fmt(r["kv_bytes"] / 1048576.0, ".2f"),
+                fmt(r["kv_alloc_mib_llama"], ".2f")), flush=True)
+            save()
     peer.free()
-
-    print("llama.cpp (llama-cpp-python %s), %s, threads %d, flash attention on, "
-          "%d generated tokens, median of %d runs"
-          % (llama_cpp.__version__, os.path.basename(args.model), args.threads, args.gen_tokens,
-             args.repeats))
+    load_end = os.getloadavg()
+    out["loadavg_end"] = list(load_end)
+    out["complete"] = True
     print("load average (1 min) at start %.2f, at end %.2f on %d CPUs; other processes skew "
           "the timings" % (load_start[0], load_end[0], os.cpu_count() or 0))
-    print("timings: llama_perf_context (prefill = t_p_eval, TPOT = t_eval / n_eval over %d "
-          "decodes); KV MiB computed from shape x type for the context tokens"
-          % (args.gen_tokens - 1))
-    hdr = "%7s %5s %10s %10s %9s %9s %9s %10s" % ("context", "kv", "prefill_s", "prefill/s",
-                                                   "tpot_ms", "decode/s", "kv_MiB", "alloc_MiB")
-    print(hdr)
-    print("-" * len(hdr))
-    for r in results:
-        print("%7d %5s %10s %10s %9s %9s %9s %10s" % (
-            r["context_tokens"], r["kv_type"], fmt(r["prefill_s"], ".3f"),
-            fmt(r["prefill_tok_s"], ".1f"), fmt(r["tpot_s"] and r["tpot_s"] * 1e3, ".2f"),
-            fmt(r["decode_tok_s"], ".1f"), fmt(r["kv_bytes"] / 1048576.0, ".2f"),
-            fmt(r["kv_alloc_mib_llama"], ".2f")))
 
-    comparison = None
     if ours is not None:
         comparison = []
         print()
@@ -507,43 +550,9 @@ def main():
                 print("%7d %-22s %12s %12s %12s" % (
                     n, "%s vs %s" % (cache, kv), fmt(row["prefill_ratio"], ".3f"),
                     fmt(row["tpot_ratio"], ".3f"), fmt(row["kv_bytes_ratio"], ".3f")))
-
-    if args.json:
-        out = {
-            "tool": "bench/peers/llama_cpp_decode.py",
-            "peer": "llama.cpp",
-            "llama_cpp_python": llama_cpp.__version__,
-            "system_info": system_info,
-            "model_file": os.path.basename(args.model),
-            "model_sha256": digest,
-            "model_shape": {"n_layer": peer.n_layer, "n_head": peer.n_head,
-                            "n_head_kv": peer.n_head_kv, "head_dim_k": peer.head_dim_k,
-                            "head_dim_v": peer.head_dim_v, "n_vocab": peer.n_vocab},
-            "threads": args.threads,
-            "cpu_count": os.cpu_count(),
-            "loadavg_start": list(load_start),
-            "loadavg_end": list(load_end),
-            "gen_tokens": args.gen_tokens,
-            "repeats": args.repeats,
-            "n_batch": args.n_batch,
-            "n_ubatch": args.n_ubatch,
-            "flash_attn": True,
-            "context_source": source,
-            "question": args.question,
-            "timing_source": "llama_perf_context: prefill_s = t_p_eval_ms, tpot_s = t_eval_ms / "
-                             "n_eval over gen_tokens - 1 single-token decodes; medians over "
-                             "repeats; wall_* are Python perf_counter cross-checks",
-            "kv_bytes_source": "computed: n_layer * tokens * n_head_kv * (head_dim_k + "
-                               "head_dim_v) * bytes per element of the type (blocks with "
-                               "scales); kv_alloc_mib_llama is llama.cpp's own log line",
-            "results": results,
-        }
-        if comparison is not None:
-            out["ours_file"] = args.ours
-            out["comparison"] = comparison
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(out, f, indent=2)
-            f.write("\n")
+        out["ours_file"] = args.ours
+        out["comparison"] = comparison
+    save()
 
 
 if __name__ == "__main__":
