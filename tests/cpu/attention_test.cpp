@@ -149,8 +149,11 @@ TEST(CpuAttention, MixedCacheMatchesReferenceGqa1) {
 TEST(CpuAttention, MixedCacheMatchesReferenceGqa4) {
   expect_decode_matches_reference({2, 4, 64, 517, 3, kPaperMix, kCh, kTok, 2});
 }
-TEST(CpuAttention, EveryPrecisionGqa3) {  // 3 = a batch of 2 heads and a batch of 1
+TEST(CpuAttention, EveryPrecisionGqa3) {  // one batch of 3 heads
   expect_decode_matches_reference({1, 3, 128, 777, 1, kEveryPrecision, kCh, kTok, 1});
+}
+TEST(CpuAttention, GqaGroupOf7) {  // batches of 4 and 3
+  expect_decode_matches_reference({1, 7, 64, 333, 4, kEveryPrecision, kTok, kTok, 2});
 }
 TEST(CpuAttention, GqaGroupOf12) {  // batches of 8 and 4
   expect_decode_matches_reference({1, 12, 64, 300, 2, kEveryPrecision, kCh, kTok, 2});
@@ -193,24 +196,57 @@ TEST(CpuAttention, Fp16StoreEqualsExactAttention) {
   }
 }
 
-TEST(CpuAttention, CausalPrefillMatchesReference) {
-  std::mt19937 rng(11);
+struct PrefillCase {
+  int kv_heads, gqa, dim;
+  std::int64_t committed;  // tokens planned and committed before the prefill (mixed precision)
+  std::int64_t earlier;    // uncommitted tokens appended by an earlier prefill block
+  std::int64_t n_new;      // tokens of this prefill block
+  int threads;
+};
+
+// Causal prefill of n_new tokens after `committed` + `earlier` ones: query i sees every token
+// before it and itself.
+void expect_prefill_matches_reference(const PrefillCase& c) {
+  std::mt19937 rng(17 + unsigned(c.n_new) + unsigned(c.dim));
   KvStoreOptions opt;
-  opt.shape = {1, 2, 64};
+  opt.shape = {1, c.kv_heads, c.dim};
   CpuKvStore store(opt);
-  fill(store, 70, rng);
-  CpuAttention attention(2);
-  const int q_heads = 4;
-  const auto q = random_floats(std::size_t(70 * q_heads * 64), rng);
+  if (c.committed > 0) {
+    fill(store, c.committed, rng);
+    store.commit(make_plan(c.committed, 32, kEveryPrecision, rng));
+  }
+  fill(store, c.earlier + c.n_new, rng);
+  CpuAttention attention(c.threads);
+  const int q_heads = c.kv_heads * c.gqa;
+  const float scale = 1.0f / std::sqrt(float(c.dim));
+  const auto q = random_floats(std::size_t(c.n_new * q_heads * c.dim), rng);
   std::vector<float> out(q.size());
-  attention.prefill(store, 0, q, 70, q_heads, 0.125f, out);
-  for (std::int64_t i = 0; i < 70; i += 23) {
+  attention.prefill(store, 0, q, c.n_new, q_heads, scale, out);
+  const std::int64_t before = c.committed + c.earlier;
+  for (std::int64_t i = 0; i < c.n_new; i += std::max<std::int64_t>(1, c.n_new / 7)) {
     for (int h = 0; h < q_heads; ++h) {
-      const std::size_t at = (std::size_t(i) * q_heads + std::size_t(h)) * 64;
-      const auto want = reference(store.snapshot(0, h / 2), q.data() + at, 64, 0.125f, i + 1);
-      EXPECT_LT(relative_error(out.data() + at, want), 1e-5) << "token " << i;
+      const std::size_t at = (std::size_t(i) * std::size_t(q_heads) + std::size_t(h)) * c.dim;
+      const auto want =
+          reference(store.snapshot(0, h / c.gqa), q.data() + at, c.dim, scale, before + i + 1);
+      EXPECT_LT(relative_error(out.data() + at, want), 1e-5) << "token " << i << " head " << h;
     }
   }
+}
+
+TEST(CpuAttention, CausalPrefillMatchesReference) {
+  expect_prefill_matches_reference({2, 2, 64, 0, 0, 70, 2});
+}
+TEST(CpuAttention, PrefillBlocksAndKeyTilesCrossTheDiagonal) {  // 3 query blocks, GQA 3
+  expect_prefill_matches_reference({1, 3, 64, 0, 0, 150, 2});
+}
+TEST(CpuAttention, LaterPrefillBlockSeesTheEarlierOnes) {
+  expect_prefill_matches_reference({2, 1, 128, 0, 100, 37, 2});
+}
+TEST(CpuAttention, PrefillAfterACommitSeesTheSegments) {
+  expect_prefill_matches_reference({2, 2, 64, 96, 5, 40, 2});
+}
+TEST(CpuAttention, PrefillHeadOfSixVectors) {  // value chunks of 4 and 2 vectors
+  expect_prefill_matches_reference({1, 2, 96, 0, 3, 66, 1});
 }
 
 TEST(CpuKvStore, BytesAreExactAndTailGrowsWithoutTouchingSegments) {

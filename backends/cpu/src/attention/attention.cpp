@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/prefill_kernels.hpp"
 #include "attention/tile_kernels.hpp"
 #include "cocktail/error.hpp"
 #include "kv_store.hpp"
@@ -67,6 +68,9 @@ void merge_into(const std::vector<Partial>& parts, int heads, int dim, float* ou
     for (int d = 0; d < dim; ++d) o[d] *= inv;
   }
 }
+
+// Query tokens per prefill task: enough rows to repay widening each key tile to float.
+constexpr std::int64_t kPrefillBlockTokens = 64;
 
 int thread_count(int configured) {
   return configured > 0 ? configured : omp_get_max_threads();
@@ -130,34 +134,63 @@ void CpuAttention::prefill(const KvStore& store_base, int layer, std::span<const
     throw Error("attention: prefill of " + std::to_string(n_new) + " tokens but only " +
                 std::to_string(tail) + " are uncommitted in layer " + std::to_string(layer));
   }
+  if (n_new == 0) return;
   std::vector<float> scaled(q.begin(), q.end());
   for (float& x : scaled) x *= softmax_scale;
   std::vector<HeadView> views;
   for (int h = 0; h < shape.n_kv_heads; ++h) views.push_back(store.view(layer, h));
 
-  const std::int64_t items = n_new * shape.n_kv_heads;
-#pragma omp parallel for schedule(dynamic) num_threads(thread_count(threads_))
+  // Tasks are blocks of query tokens of one KV head; the later blocks see more keys, so they
+  // are handed out first.
+  const int threads = thread_count(threads_);
+  const int block_rows = kPrefillBlockTokens * group;
+  std::vector<PrefillScratch> scratch;
+  std::vector<Partial> state;
+  for (int t = 0; t < threads; ++t) {
+    scratch.emplace_back(dim, block_rows);
+    state.emplace_back(block_rows, dim);
+  }
+  const std::int64_t blocks = (n_new + kPrefillBlockTokens - 1) / kPrefillBlockTokens;
+  const std::int64_t items = blocks * shape.n_kv_heads;
+  const std::int64_t q_stride = std::int64_t(n_q_heads) * dim;
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
   for (std::int64_t item = 0; item < items; ++item) {
-    const std::int64_t i = item / shape.n_kv_heads;
+    const std::int64_t i0 = (blocks - 1 - item / shape.n_kv_heads) * kPrefillBlockTokens;
     const int h = int(item % shape.n_kv_heads);
-    // Causal: query i sees the committed segments and the tail up to its own position.
-    const std::int64_t visible = tail - n_new + i + 1;
-    const std::size_t offset =
-        (std::size_t(i) * std::size_t(n_q_heads) + std::size_t(h * group)) * std::size_t(dim);
-    std::vector<Partial> part(1, Partial(group, dim));
-    const RangeTask task{&views[std::size_t(h)],
-                         scaled.data() + offset,
-                         group,
-                         dim,
-                         tile_tokens,
-                         0,
-                         count_tiles(views[std::size_t(h)], visible, tile_tokens),
-                         visible,
-                         part[0].m.data(),
-                         part[0].l.data(),
-                         part[0].o.data()};
-    attend_range(task);
-    merge_into(part, group, dim, out.data() + offset);
+    const HeadView& view = views[std::size_t(h)];
+    Partial& p = state[std::size_t(omp_get_thread_num())];
+    PrefillBlock b;
+    b.keys = view.tail_keys;
+    b.values = view.tail_values;
+    b.head_dim = dim;
+    b.group = group;
+    b.tokens = int(std::min<std::int64_t>(kPrefillBlockTokens, n_new - i0));
+    b.q = scaled.data() + i0 * q_stride + std::int64_t(h) * group * dim;
+    b.q_token_stride = q_stride;
+    b.first_visible = tail - n_new + i0 + 1;
+    b.m = p.m.data();
+    b.l = p.l.data();
+    b.o = p.o.data();
+    const int rows = b.tokens * group;
+    std::fill_n(b.m, rows, -std::numeric_limits<float>::infinity());
+    std::fill_n(b.l, rows, 0.0f);
+    std::fill_n(b.o, std::int64_t(rows) * dim, 0.0f);
+    // Committed segments come before the tail and every query sees all of them.
+    const std::int64_t segment_tiles = count_tiles(view, 0, tile_tokens);
+    for (int i = 0; segment_tiles > 0 && i < b.tokens; ++i) {
+      const std::int64_t r = std::int64_t(i) * group;
+      attend_range({&view, b.q + i * q_stride, group, dim, tile_tokens, 0, segment_tiles, 0,
+                    b.m + r, b.l + r, b.o + r * dim});
+    }
+    prefill_tail_block(b, scratch[std::size_t(omp_get_thread_num())]);
+    for (int i = 0; i < b.tokens; ++i) {
+      float* o = out.data() + (i0 + i) * q_stride + std::int64_t(h) * group * dim;
+      for (int g = 0; g < group; ++g) {
+        const std::int64_t r = std::int64_t(i) * group + g;
+        const float inv = b.l[r] > 0.0f ? 1.0f / b.l[r] : 0.0f;
+        for (int d = 0; d < dim; ++d) o[g * dim + d] = b.o[r * dim + d] * inv;
+      }
+    }
   }
 }
 

@@ -506,7 +506,8 @@ void AttendRange(const RangeTask& task) {
   s.weights.resize(std::size_t(batch_max * T * value_groups));
   s.qm.resize(std::size_t(batch_max * D));
   s.extra.resize(std::size_t(batch_max * D));
-  // Query heads in batches of 8, 4, 2, 1: each batch shares one decode of every code.
+  // Query heads in batches of 8, 4, 3, 2, 1: each batch shares one decode of every code. A
+  // batch of 3 serves GQA groups of 3 (SmolLM2) in one pass instead of two.
   for (int h0 = 0; h0 < task.n_heads;) {
     const int left = task.n_heads - h0;
     if (left >= 8) {
@@ -515,6 +516,9 @@ void AttendRange(const RangeTask& task) {
     } else if (left >= 4) {
       run_batch<4>(task, h0, s);
       h0 += 4;
+    } else if (left == 3) {
+      run_batch<3>(task, h0, s);
+      h0 += 3;
     } else if (left >= 2) {
       run_batch<2>(task, h0, s);
       h0 += 2;
