@@ -83,14 +83,14 @@ void CpuCompute::matmul(const WeightView& w, std::span<const float> x, std::int6
   // Small matrices stay on fewer threads: a parallel region costs microseconds.
   const auto bytes = std::int64_t(row_bytes(w.type, w.cols)) * w.rows;
   const int n_threads = parts_for(bytes * n, kMinWeightBytesPerThread, threads());
-  const int bits = activation_bits(w.type);
-  if (bits == 0 && n <= kGemvMaxTokens) {
+  if (n <= kGemvMaxTokens) {
     parallel_ranges(w.rows, n_threads, [&](std::int64_t begin, std::int64_t end) {
       gemv_rows(w, x.data(), n, y.data(), begin, end);
     });
     return;
   }
 
+  const int bits = activation_bits(w.type);
   // About kTasksPerThread tasks a thread: row ranges of whole panels, times token ranges
   // when the panels are too few.
   const std::int64_t panels = (w.rows + kGemmRowQuantum - 1) / kGemmRowQuantum;

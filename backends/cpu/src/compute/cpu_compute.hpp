@@ -5,20 +5,21 @@
 namespace cocktail::cpu {
 
 // How matmul treats activations where the integer GEMM runs (AVX-512 VNNI; q4_0, q4_1, q8_0
-// and q4_k weights). On SmolLM2-135M (Q4_1), against a float64 forward: int8, the fastest,
-// rounds activations per 32 elements as llama.cpp does and moves logits by up to about 1.1
-// (llama.cpp: 0.75); int16 runs the GEMM at about 0.4 times int8's speed and moves them by
-// 0.03; f32 keeps every matmul in float (about 0.3 times int8's speed), 0.009.
+// and q4_k weights; prefill, as decode runs the float GEMV). On SmolLM2-135M (Q4_1), against a
+// float64 forward: int8, the fastest, rounds activations per 32 elements as llama.cpp does and
+// moves logits by up to about 1.1 (llama.cpp: 0.75); int16 runs the GEMM at about 0.4 times int8's
+// speed and moves them by 0.03; f32 keeps every matmul in float (about 0.3 times int8's speed),
+// 0.009.
 enum class MatmulActivations { int8, int16, f32 };
 
 // The CPU backend's dense operations. Shapes are checked here (a mismatch throws Error naming
 // the operand, what was expected and what came); the work is split across `threads` OpenMP
 // threads (0 = OpenMP's default) and runs in the Highway kernels of compute/*_kernels.
 //
-// matmul: where the integer GEMM runs, every call uses it, even for one token (activations
-// quantized per 32-block; each task repacks panels of weight rows with gathers, cheap enough to
-// beat streaming the rows). Otherwise up to kGemvMaxTokens tokens stream each weight row once
-// (GEMV) and more use the float GEMM over panels of decoded rows.
+// matmul: up to kGemvMaxTokens tokens (decode) stream each weight row once and dot it in float
+// (GEMV), whatever the activation mode: repacking panels for the integer GEMM costs more than
+// it saves on so few tokens, and float activations are exact. More tokens use the integer GEMM
+// where it runs, else the float GEMM over panels of decoded rows.
 class CpuCompute final : public Compute {
  public:
   explicit CpuCompute(int threads, MatmulActivations activations = MatmulActivations::int8)

@@ -8,15 +8,14 @@
 //    block then adds d·dx·Σ c·q + m·s. The panel interleaves 16 rows by 32-bit lanes of codes
 //    (4 for vpdpbusd against 8-bit activations, 2 widened ones for vpdpwssd against 16-bit),
 //    so one instruction against a broadcast lane of activations gives 16 rows' partial sums
-//    with no horizontal adds. Packing gathers the same 4 bytes of 16 rows at once, cheap
-//    enough to run even for one token (decode).
+//    with no horizontal adds. Packing gathers the same 4 bytes of 16 rows at once.
 //  - Float path (every other target, and q6_k, f16, bf16, f32). The panel is 2 vectors of rows
 //    decoded to float, stored column by column; each step loads one column and broadcasts one
 //    activation per token.
 //
-// GEMV (decode without the integer path) is bound by the bytes of weights read: each row is
-// streamed once, its 32-element chunks decoded to floats in registers (scale and offset
-// applied) and dotted with every token.
+// GEMV (decode: up to kGemvMaxTokens tokens, in every activation mode) is bound by the bytes of
+// weights read: each row is streamed once, its 32-element chunks decoded to floats in registers
+// (scale and offset applied) and dotted with every token.
 
 #include "compute/matmul_kernels.hpp"
 

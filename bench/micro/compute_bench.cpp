@@ -1,0 +1,134 @@
+// Matmul throughput of the CPU backend on SmolLM2-135M's weight shapes, for decode (one token)
+// and prefill (512 tokens), per activation mode. Weights are random blocks of the real formats.
+//
+//   build/release/bin/cocktail_compute_bench --benchmark_filter=decode
+//
+// bytes_per_second is the weight bytes streamed per call; items_per_second is multiply-adds.
+
+#include <benchmark/benchmark.h>
+
+#include <bit>
+#include <cstddef>
+#include <random>
+#include <vector>
+
+#include "cocktail/tensor_type.hpp"
+#include "compute/cpu_compute.hpp"
+
+namespace cocktail::cpu {
+namespace {
+
+// Random blocks with small positive scales, as quantized weights have.
+std::vector<std::byte> random_weights(TensorType type, std::int64_t rows, std::int64_t cols) {
+  std::mt19937 rng(42);
+  std::vector<std::byte> bytes(row_bytes(type, cols) * std::size_t(rows));
+  for (std::byte& b : bytes) b = std::byte(rng() & 0xFF);
+  const TensorTypeInfo ti = info(type);
+  const auto scale = std::bit_cast<std::uint16_t>(static_cast<_Float16>(0.01f));
+  for (std::size_t at = 0; at < bytes.size(); at += ti.block_bytes) {
+    bytes[at] = std::byte(scale & 0xFF);
+    bytes[at + 1] = std::byte(scale >> 8);
+    if (type == TensorType::q4_1) {  // offset: -8 scales
+      const auto offset = std::bit_cast<std::uint16_t>(static_cast<_Float16>(-0.08f));
+      bytes[at + 2] = std::byte(offset & 0xFF);
+      bytes[at + 3] = std::byte(offset >> 8);
+    }
+  }
+  return bytes;
+}
+
+struct Shape {
+  const char* name;
+  TensorType type;
+  std::int64_t rows, cols;
+};
+
+// SmolLM2-135M: 576 wide, 3 KV heads of 64, an FFN of 1536, a 49152-token tied output (Q8_0).
+constexpr Shape kShapes[] = {
+    {"attn_q", TensorType::q4_1, 576, 576},   {"attn_k", TensorType::q4_1, 192, 576},
+    {"ffn_up", TensorType::q4_1, 1536, 576},  {"ffn_down", TensorType::q4_1, 576, 1536},
+    {"output", TensorType::q8_0, 49152, 576},
+};
+
+constexpr const char* kActivationNames[] = {"int8", "int16", "f32"};
+
+void matmul(benchmark::State& state, Shape shape, std::int64_t tokens,
+            MatmulActivations activations) {
+  const auto weights = random_weights(shape.type, shape.rows, shape.cols);
+  const WeightView w{shape.type, weights.data(), shape.rows, shape.cols};
+  std::vector<float> x(std::size_t(tokens * shape.cols));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  for (float& v : x) v = normal(rng);
+  std::vector<float> y(std::size_t(tokens * shape.rows));
+  CpuCompute compute(0, activations);
+  for (auto _ : state) {
+    compute.matmul(w, x, tokens, y);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(weights.size()));
+  state.SetItemsProcessed(std::int64_t(state.iterations()) * tokens * shape.rows * shape.cols);
+}
+
+// The matmuls of one decode step through every layer of the model (30 layers), as one figure.
+void decode_layers(benchmark::State& state, MatmulActivations activations) {
+  constexpr int kLayers = 30;
+  struct Matrix {
+    std::vector<std::byte> bytes;
+    WeightView view;
+  };
+  std::vector<Matrix> matrices;
+  const std::int64_t shapes[][2] = {{576, 576},  {192, 576},  {192, 576}, {576, 576},
+                                    {1536, 576}, {1536, 576}, {576, 1536}};
+  std::size_t total = 0;
+  for (int l = 0; l < kLayers; ++l) {
+    for (const auto& s : shapes) {
+      Matrix m{random_weights(TensorType::q4_1, s[0], s[1]), {}};
+      m.view = {TensorType::q4_1, nullptr, s[0], s[1]};
+      total += m.bytes.size();
+      matrices.push_back(std::move(m));
+    }
+  }
+  for (Matrix& m : matrices) m.view.data = m.bytes.data();
+  std::vector<float> x(1536, 0.5f), y(1536);
+  CpuCompute compute(0, activations);
+  for (auto _ : state) {
+    for (const Matrix& m : matrices) {
+      compute.matmul(m.view, std::span<const float>(x).first(std::size_t(m.view.cols)), 1,
+                     std::span<float>(y).first(std::size_t(m.view.rows)));
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(total));
+}
+
+void register_all() {
+  for (int a = 0; a < 3; ++a) {
+    const auto activations = MatmulActivations(a);
+    for (const Shape& s : kShapes) {
+      for (const std::int64_t tokens : {1, 512}) {
+        if (tokens > 1 && s.rows > 4096) continue;  // prefill only needs the last token's logits
+        const std::string name =
+            std::string(tokens == 1 ? "decode/" : "prefill/") + s.name + "/" + kActivationNames[a];
+        benchmark::RegisterBenchmark(name.c_str(), matmul, s, tokens, activations)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
+    }
+    benchmark::RegisterBenchmark((std::string("decode/all_layers/") + kActivationNames[a]).c_str(),
+                                 decode_layers, activations)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+}
+
+}  // namespace
+}  // namespace cocktail::cpu
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  cocktail::cpu::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
