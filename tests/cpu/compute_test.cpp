@@ -327,7 +327,8 @@ TEST(Matmul, EveryTypeTokenCountAndActivationMode) {
     CpuCompute compute(2, mode);
     std::uint32_t seed = 1;
     for (TensorType t : kAllTypes) {
-      // 70 rows: partial panels and row tails; n from GEMV (1-4) to GEMM with token tails.
+      // 70 rows: partial panels and row tails; n from GEMV (1-4, float in every mode) to GEMM
+      // with token tails.
       for (std::int64_t n : {1, 2, 3, 4, 5, 13, 70}) {
         const Problem p(t, 70, cols_for(t), n, seed++);
         std::vector<float> y(std::size_t(n * p.rows), NAN);
@@ -348,15 +349,19 @@ TEST(Matmul, FloatRowsOfAnyLength) {
   }
 }
 
-// The GEMV kernel (the decode path where the integer GEMM is not available), called directly.
+// The GEMV kernel (the decode path in every activation mode), called directly, on short rows
+// and on rows of 70 blocks.
 TEST(Matmul, GemvOfEveryType) {
   for (TensorType t : kAllTypes) {
-    for (std::int64_t n = 1; n <= kGemvMaxTokens; ++n) {
-      const Problem p(t, 45, cols_for(t), n, 200 + unsigned(t));
-      std::vector<float> y(std::size_t(p.n * p.rows), NAN);
-      gemv_rows(p.w, p.x.data(), n, y.data(), 0, 20);
-      gemv_rows(p.w, p.x.data(), n, y.data(), 20, p.rows);
-      p.check(y, 0, "gemv");
+    for (const std::int64_t cols : {cols_for(t), std::int64_t(2240)}) {
+      if (cols % info(t).block_elements != 0) continue;
+      for (std::int64_t n = 1; n <= kGemvMaxTokens; ++n) {
+        const Problem p(t, 45, cols, n, 200 + unsigned(t) + unsigned(cols));
+        std::vector<float> y(std::size_t(p.n * p.rows), NAN);
+        gemv_rows(p.w, p.x.data(), n, y.data(), 0, 20);
+        gemv_rows(p.w, p.x.data(), n, y.data(), 20, p.rows);
+        p.check(y, 0, "gemv");
+      }
     }
   }
 }
