@@ -22,7 +22,7 @@ Floats are rounded to 6 significant digits and the JSON layout is fixed, so runn
 twice gives identical files.
 
 This is a developer tool; CI does not run it. It needs llama-cpp-python (which builds llama.cpp
-from source), e.g.  CMAKE_ARGS="-DGGML_NATIVE=ON" python3 -m pip install llama-cpp-python==0.3.36
+from source; bench/peers/README.md shows how to install it).
 
     scripts/make-fixtures.py                 # writes tests/fixtures/smollm2/*.json
     scripts/make-fixtures.py --out /tmp/fx   # somewhere else
@@ -31,14 +31,14 @@ The model is found in $COCKTAIL_MODEL_DIR (default ~/.cache/cocktail/models).
 """
 
 import argparse
-import hashlib
 import math
 import os
 import pathlib
 import sys
 
+from peer_tools import default_model, file_sha256, import_llama_cpp, require_model
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
-MODEL_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 
 # The texts for tokens.json. Each entry is (name, text); names are stable ids for the tests.
@@ -108,19 +108,6 @@ SHORT_PROMPTS = [
 ]
 LONG_QUESTION = ("Using only the text above, describe what is kept on each floor of the "
                  "Harbour Street Archive.")
-
-
-def default_model():
-    root = os.environ.get("COCKTAIL_MODEL_DIR", os.path.expanduser("~/.cache/cocktail/models"))
-    return os.path.join(root, MODEL_NAME)
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def render_chatml(user, system=DEFAULT_SYSTEM):
@@ -297,17 +284,10 @@ def main():
     if args.positions < 16:
         ap.error("--positions must be at least 16")
 
-    try:
-        import numpy as np
-        import llama_cpp
-    except ImportError as e:
-        sys.exit("%s\ninstall llama-cpp-python first, e.g.\n"
-                 "  CMAKE_ARGS=\"-DGGML_NATIVE=ON\" python3 -m pip install llama-cpp-python==0.3.36"
-                 % e)
-    if not os.path.exists(args.model):
-        sys.exit("model not found: %s (set COCKTAIL_MODEL_DIR)" % args.model)
+    np, llama_cpp = import_llama_cpp()
+    require_model(args.model)
 
-    digest = sha256(args.model)
+    digest = file_sha256(args.model)
     n_ctx = 4096
     llm = llama_cpp.Llama(model_path=args.model, n_ctx=n_ctx, n_batch=2048, n_ubatch=512,
                           n_threads=args.threads, n_threads_batch=args.threads,

@@ -15,12 +15,13 @@ Not run by CI. Needs: pip install numpy gguf.
 """
 import argparse
 import json
-import os
 import pathlib
 
 import numpy as np
 from gguf import GGUFReader
 from gguf.quants import dequantize
+
+from peer_tools import default_model, require_model
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "smollm2"
@@ -91,10 +92,9 @@ def forward(reader, ids):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    model_dir = os.environ.get("COCKTAIL_MODEL_DIR",
-                               os.path.expanduser("~/.cache/cocktail/models"))
-    ap.add_argument("--model", default=os.path.join(model_dir, "SmolLM2-135M-Instruct.Q4_1.gguf"))
+    ap.add_argument("--model", default=default_model())
     args = ap.parse_args()
+    require_model(args.model)
     reader = GGUFReader(args.model)
     fixture = json.loads((FIXTURES / "logits.json").read_text())
     prompts = []

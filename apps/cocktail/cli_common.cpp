@@ -19,6 +19,17 @@ Config ConfigArgs::load() const {
   return file.empty() ? parse_config("", "<defaults>", overrides) : load_config(file, overrides);
 }
 
+void ContextArgs::add_to(CLI::App& command) {
+  auto* from_file = command.add_option("--context-file", file,
+                                       "Context text file (default: the built-in sample document)");
+  from_file->excludes(command.add_option("--context", text, "Context text"));
+}
+
+std::string ContextArgs::load() const {
+  if (!file.empty()) return read_text_file(file);
+  return text.empty() ? std::string(kSampleContext) : text;
+}
+
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read " + path);

@@ -25,6 +25,17 @@ struct ConfigArgs {
   Config load() const;  // defaults when no file was given
 };
 
+// --context-file F | --context TEXT, shared by the commands that read a document; without
+// either, the built-in sample.
+struct ContextArgs {
+  std::string file;
+  std::string text;
+
+  void add_to(CLI::App& command);
+  bool given() const { return !file.empty() || !text.empty(); }
+  std::string load() const;  // the document's text
+};
+
 // Reads a whole file; throws Error naming the path.
 std::string read_text_file(const std::string& path);
 

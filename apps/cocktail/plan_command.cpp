@@ -16,8 +16,7 @@ namespace {
 
 struct PlanArgs {
   ConfigArgs config;
-  std::string context_file;
-  std::string context;
+  ContextArgs context;
   std::string query;
   std::string svg;
   bool json = false;
@@ -89,9 +88,7 @@ void print_text(const nlohmann::json& s, const Plan& plan) {
 void run(const PlanArgs& args) {
   const Config config = args.config.load();
   const Engine engine(config);
-  std::string text = kSampleContext;
-  if (!args.context_file.empty()) text = read_text_file(args.context_file);
-  if (!args.context.empty()) text = args.context;
+  const std::string text = args.context.load();
   const std::string query = args.query.empty() ? kSampleQuery : args.query;
 
   const std::vector<std::string> pieces = split_word_pieces(text);
@@ -124,10 +121,7 @@ void add_plan_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "plan", "Score and plan the chunks of a context against a query (no model needed)");
   args->config.add_to(*command, false);
-  auto* file = command->add_option("--context-file", args->context_file,
-                                   "Context text file (default: the built-in sample document)");
-  auto* inline_text = command->add_option("--context", args->context, "Context text");
-  file->excludes(inline_text);
+  args->context.add_to(*command);
   command->add_option("--query", args->query, "The user's question");
   command->add_flag("--json", args->json, "Print JSON");
   command->add_option("--svg", args->svg, "Write the chunk-score strip as SVG to this file");

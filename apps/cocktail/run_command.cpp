@@ -15,8 +15,7 @@ namespace {
 
 struct RunArgs {
   ConfigArgs config;
-  std::string context_file;
-  std::string context;
+  ContextArgs context;
   std::string question;
   int max_tokens = 64;
   bool truncate_context = false;
@@ -73,13 +72,8 @@ void run(const RunArgs& args) {
   const models::QuestionAnswerer answerer(engine, model, settings);
 
   models::Question question;
-  question.context = kSampleContext;
-  question.question = kSampleQuery;
-  if (!args.context_file.empty()) question.context = read_text_file(args.context_file);
-  if (!args.context.empty()) question.context = args.context;
-  if (!args.context_file.empty() || !args.context.empty() || !args.question.empty()) {
-    question.question = args.question;
-  }
+  question.context = args.context.load();
+  question.question = args.context.given() || !args.question.empty() ? args.question : kSampleQuery;
   question.max_new_tokens = args.max_tokens;
   question.truncate_context = args.truncate_context;
 
@@ -106,10 +100,7 @@ void add_run_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "run", "Answer a question about a long context with the model, on the Cocktail cache");
   args->config.add_to(*command, false);
-  auto* file = command->add_option("--context-file", args->context_file,
-                                   "Context text file (default: the built-in sample document)");
-  auto* inline_text = command->add_option("--context", args->context, "Context text");
-  file->excludes(inline_text);
+  args->context.add_to(*command);
   command->add_option("--question", args->question,
                       "The question (required with your own context)");
   command->add_option("--max-tokens", args->max_tokens, "Most tokens to generate")

@@ -10,6 +10,8 @@
 #include <bit>
 #include <cstddef>
 #include <random>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "cocktail/tensor_type.hpp"

@@ -27,7 +27,6 @@ fields) and prints ours / llama.cpp ratios side by side.
 
 import argparse
 import ctypes
-import hashlib
 import json
 import os
 import re
@@ -35,7 +34,9 @@ import statistics
 import sys
 import time
 
-MODEL_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from peer_tools import default_model, file_sha256, import_llama_cpp, require_model  # noqa: E402
+
 SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 QUESTION = "Summarize the text above in three sentences."
 
@@ -72,11 +73,6 @@ KV_TYPES = {
     "iq4_nl": (20, 18, 32),
     "bf16": (30, 2, 1),
 }
-
-
-def default_model():
-    root = os.environ.get("COCKTAIL_MODEL_DIR", os.path.expanduser("~/.cache/cocktail/models"))
-    return os.path.join(root, MODEL_NAME)
 
 
 def parse_int_list(s):
@@ -413,15 +409,8 @@ def main():
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
 
-    try:
-        import numpy as np
-        import llama_cpp
-    except ImportError as e:
-        sys.exit("%s\ninstall llama-cpp-python first, e.g.\n"
-                 "  CMAKE_ARGS=\"-DGGML_NATIVE=ON\" python3 -m pip install llama-cpp-python==0.3.36"
-                 % e)
-    if not os.path.exists(args.model):
-        sys.exit("model not found: %s (set COCKTAIL_MODEL_DIR or pass --model)" % args.model)
+    np, llama_cpp = import_llama_cpp()
+    require_model(args.model)
 
     ours = load_ours(args.ours) if args.ours else None
 
@@ -441,9 +430,7 @@ def main():
     if not body_ids:
         sys.exit("the context text is empty")
 
-    with open(args.model, "rb") as f:
-        digest = hashlib.file_digest(f, "sha256").hexdigest() if hasattr(hashlib, "file_digest") \
-            else hashlib.sha256(f.read()).hexdigest()
+    digest = file_sha256(args.model)
 
     system_info = llama_cpp.llama_print_system_info().decode(errors="replace").strip()
     load_start = os.getloadavg()

@@ -5,11 +5,9 @@
 namespace cocktail::cpu {
 
 // How matmul treats activations where the integer GEMM runs (AVX-512 VNNI; q4_0, q4_1, q8_0
-// and q4_k weights; prefill, as decode runs the float GEMV). On SmolLM2-135M (Q4_1), against a
-// float64 forward: int8, the fastest, rounds activations per 32 elements as llama.cpp does and
-// moves logits by up to about 1.1 (llama.cpp: 0.75); int16 runs the GEMM at about 0.4 times int8's
-// speed and moves them by 0.03; f32 keeps every matmul in float (about 0.3 times int8's speed),
-// 0.009.
+// and q4_k weights; prefill, as decode runs the float GEMV). int8, the fastest, rounds
+// activations per 32 elements as llama.cpp does; int16 runs the GEMM at 0.45-0.6 of int8's speed
+// and f32 (no rounding) at 0.35-0.45. Their effect on SmolLM2's logits is in docs/results.md.
 enum class MatmulActivations { int8, int16, f32 };
 
 // The CPU backend's dense operations. Shapes are checked here (a mismatch throws Error naming
