@@ -30,10 +30,11 @@ void Session::prefill_attention(int layer, std::span<const float> q, std::int64_
 }
 
 const Plan& Session::plan_and_commit(std::span<const std::string> context_texts,
-                                     std::string_view query) {
+                                     std::string_view query,
+                                     const QueryAttention* query_attention) {
   context_texts_.assign(context_texts.begin(), context_texts.end());
   query_ = query;
-  const PlanInput input{context_texts_, store_->n_tokens(), query_, scorer_.get()};
+  const PlanInput input{context_texts_, store_->n_tokens(), query_, scorer_.get(), query_attention};
   Plan plan = planner_->plan(input);
   plan.validate();
   store_->commit(plan);

@@ -18,16 +18,6 @@
 namespace cocktail::planners {
 namespace {
 
-// The text of each full chunk: its tokens' pieces concatenated.
-std::vector<std::string> full_chunk_texts(std::span<const std::string> pieces, int chunk_size,
-                                          std::size_t n_full) {
-  std::vector<std::string> texts(n_full);
-  for (std::size_t i = 0; i < pieces.size() && i / chunk_size < n_full; ++i) {
-    texts[i / chunk_size] += pieces[i];
-  }
-  return texts;
-}
-
 struct ScoreRange {
   double min = 0.0;
   double max = 0.0;
@@ -48,21 +38,6 @@ std::optional<ScoreRange> finite_range(const std::vector<double>& scores) {
   return range;
 }
 
-// Scores of the full chunks (none when there is no full chunk, so no scorer is needed then).
-std::vector<double> score_full_chunks(const PlanInput& input, int chunk_size, std::size_t n_full) {
-  if (n_full == 0) return {};
-  if (input.scorer == nullptr) {
-    throw Error("the cocktail planner needs a chunk scorer to score the context, but none is set");
-  }
-  std::vector<double> scores =
-      input.scorer->score(full_chunk_texts(input.token_texts, chunk_size, n_full), input.query);
-  if (scores.size() != n_full) {
-    throw Error(fmt::format("scorer '{}' returned {} scores for {} chunks", input.scorer->name(),
-                            scores.size(), n_full));
-  }
-  return scores;
-}
-
 }  // namespace
 
 CocktailPlanner::CocktailPlanner(Options& opts)
@@ -80,11 +55,11 @@ CocktailPlanner::CocktailPlanner(Options& opts)
 }
 
 Plan CocktailPlanner::plan(const PlanInput& input) {
-  const std::size_t n_full = input.token_texts.size() / chunk_size_;
-  const std::vector<double> scores = score_full_chunks(input, chunk_size_, n_full);
-
   Plan plan =
       fixed_size_chunks(static_cast<std::int64_t>(input.token_texts.size()), chunk_size_, mid_);
+  const std::size_t n_full = input.token_texts.size() / chunk_size_;
+  const std::vector<double> scores =
+      score_chunks(input, std::span(plan.chunks).first(n_full), "cocktail");
   plan.alpha = alpha_;
   plan.beta = beta_;
   if (auto range = finite_range(scores)) {

@@ -8,11 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
-#include "cocktail/error.hpp"
 #include "cocktail/plugin.hpp"
 
 namespace example {
@@ -41,24 +40,20 @@ class EdgesPlanner : public cocktail::ChunkPlanner {
 
   cocktail::Plan plan(const cocktail::PlanInput& input) override {
     const auto n_context = static_cast<std::int64_t>(input.token_texts.size());
+    // Every full chunk starts FP16; the remainder shorter than a chunk stays so.
+    cocktail::Plan plan =
+        cocktail::fixed_size_chunks(n_context, chunk_size_, cocktail::Precision::fp16);
     const std::int64_t n_full = n_context / chunk_size_;
     // Middle chunks are [begin, end); empty when the edges cover every full chunk.
     const std::int64_t begin = std::min(edge_chunks_, n_full);
     const std::int64_t end = std::max(begin, n_full - edge_chunks_);
-    const std::vector<double> scores = score_middle(input, begin, end);
+    const auto middle = std::span(plan.chunks).subspan(begin, end - begin);
+    const std::vector<double> scores = cocktail::score_chunks(input, middle, "edges");
 
-    cocktail::Plan plan;
     plan.t_low = plan.t_high = median(scores);
-    for (std::int64_t i = 0; i < n_full; ++i) {
-      const bool middle = i >= begin && i < end;
-      const double score = middle ? scores[i - begin] : kNaN;
-      plan.chunks.push_back({static_cast<int>(i), i * chunk_size_, chunk_size_, score,
-                             middle ? tier(score, plan.t_low) : cocktail::Precision::fp16});
-    }
-    if (n_context > n_full * chunk_size_) {
-      plan.chunks.push_back({static_cast<int>(n_full), n_full * chunk_size_,
-                             static_cast<int>(n_context - n_full * chunk_size_), kNaN,
-                             cocktail::Precision::fp16});
+    for (std::size_t i = 0; i < middle.size(); ++i) {
+      middle[i].score = scores[i];
+      middle[i].precision = tier(scores[i], plan.t_low);
     }
     return plan;
   }
@@ -68,21 +63,6 @@ class EdgesPlanner : public cocktail::ChunkPlanner {
   static cocktail::Precision tier(double score, double threshold) {
     return std::isnan(score) || score >= threshold ? cocktail::Precision::int4
                                                    : cocktail::Precision::int2;
-  }
-
-  std::vector<double> score_middle(const cocktail::PlanInput& input, std::int64_t begin,
-                                   std::int64_t end) const {
-    if (begin == end) return {};
-    if (input.scorer == nullptr) throw cocktail::Error("the edges planner needs a chunk scorer");
-    std::vector<std::string> texts(end - begin);
-    for (std::int64_t t = begin * chunk_size_; t < end * chunk_size_; ++t) {
-      texts[t / chunk_size_ - begin] += input.token_texts[t];
-    }
-    std::vector<double> scores = input.scorer->score(texts, input.query);
-    if (scores.size() != texts.size()) {
-      throw cocktail::Error("the edges planner got the wrong number of scores from its scorer");
-    }
-    return scores;
   }
 
   int chunk_size_;

@@ -58,19 +58,18 @@ std::vector<std::string> Bm25Scorer::terms(std::string_view text) {
   return out;
 }
 
-std::vector<double> Bm25Scorer::score(std::span<const std::string> chunk_texts,
-                                      std::string_view query) {
-  if (chunk_texts.empty()) return {};
+std::vector<double> Bm25Scorer::score(const ScoringInput& input) {
+  if (input.chunk_texts.empty()) return {};
   std::vector<Document> docs;
   double total_length = 0.0;
-  for (const std::string& text : chunk_texts) {
+  for (const std::string& text : input.chunk_texts) {
     docs.emplace_back(text);
     total_length += docs.back().length();
   }
   const double avg_length = total_length / static_cast<double>(docs.size());
 
   std::vector<double> scores(docs.size(), 0.0);
-  for (const std::string& term : terms(query)) {
+  for (const std::string& term : terms(input.query)) {
     const double term_idf = idf(docs, term);
     for (std::size_t i = 0; i < docs.size(); ++i) {
       const double tf = docs[i].count(term);

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,8 +21,7 @@ class Bm25Scorer : public ChunkScorer {
   explicit Bm25Scorer(Options& opts);
 
   std::string_view name() const override { return "bm25"; }
-  std::vector<double> score(std::span<const std::string> chunk_texts,
-                            std::string_view query) override;
+  std::vector<double> score(const ScoringInput& input) override;
 
   // The terms of `text`, in order, repeats kept.
   static std::vector<std::string> terms(std::string_view text);

@@ -17,10 +17,15 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
+std::vector<double> score(Bm25Scorer& scorer, const std::vector<std::string>& chunks,
+                          std::string_view query) {
+  return scorer.score(ScoringInput{chunks, {}, query});
+}
+
 std::vector<double> score(const std::vector<std::string>& chunks, std::string_view query) {
   Options o;
   Bm25Scorer scorer(o);
-  return scorer.score(chunks, query);
+  return score(scorer, chunks, query);
 }
 
 TEST(ScorerBm25, TermsAreLowercasedAsciiWordsKeepingUtf8) {
@@ -79,7 +84,7 @@ TEST(ScorerBm25, ParametersAreConfigurable) {
   Bm25Scorer scorer(o);
   // With k1 = 0 a present term contributes exactly its idf: ln(1 + 1.5/1.5) = ln 2.
   const std::vector<std::string> chunks = {"alpha alpha beta", "gamma"};
-  EXPECT_NEAR(scorer.score(chunks, "alpha")[0], std::log(2.0), 1e-15);
+  EXPECT_NEAR(score(scorer, chunks, "alpha")[0], std::log(2.0), 1e-15);
 }
 
 TEST(ScorerBm25, OutOfRangeParametersAreConfigErrors) {

@@ -14,10 +14,12 @@
 #include "cocktail/error.hpp"
 #include "cocktail/logging.hpp"
 #include "fake_scorer.hpp"
+#include "support/error_of.hpp"
 
 namespace cocktail::planners {
 namespace {
 
+using ::cocktail::testing::error_of;
 using ::cocktail::testing::FakeScorer;
 using ::cocktail::testing::make_tokens;
 using ::testing::AllOf;
@@ -100,9 +102,14 @@ TEST(PlannerCocktail, ScorerSeesConcatenatedChunkTextsAndQuery) {
   CocktailPlanner planner(o);
   const std::vector<std::string> tokens = make_tokens(5);
   FakeScorer scorer({0.0, 1.0});
-  planner.plan({tokens, 9, "where is it", &scorer});
+  const QueryAttention attention{{3}, 1, 5, std::vector<float>(5, 0.2f)};
+  planner.plan({tokens, 9, "where is it", &scorer, &attention});
   EXPECT_EQ(scorer.texts, (std::vector<std::string>{"t0 t1 ", "t2 t3 "}));
+  ASSERT_EQ(scorer.spans.size(), 2u);
+  EXPECT_EQ(scorer.spans[1].first, 2);
+  EXPECT_EQ(scorer.spans[1].count, 2);
   EXPECT_EQ(scorer.last_query, "where is it");
+  EXPECT_EQ(scorer.last_attention, &attention);
 }
 
 TEST(PlannerCocktail, TiersAreConfigurable) {
@@ -234,7 +241,10 @@ TEST(PlannerCocktail, MissingScorerIsAnError) {
   Options o = options(2, 0.6, 0.1);
   CocktailPlanner planner(o);
   const std::vector<std::string> tokens = make_tokens(4);
-  EXPECT_THROW(planner.plan({tokens, 4, "q", nullptr}), Error);
+  EXPECT_THAT(error_of<Error>([&] {
+                planner.plan({tokens, 4, "q", nullptr});
+              }),
+              HasSubstr("the cocktail planner needs a chunk scorer"));
 }
 
 TEST(PlannerCocktail, WrongNumberOfScoresIsAnError) {
@@ -242,7 +252,10 @@ TEST(PlannerCocktail, WrongNumberOfScoresIsAnError) {
   CocktailPlanner planner(o);
   const std::vector<std::string> tokens = make_tokens(6);
   FakeScorer scorer({1.0, 2.0});
-  EXPECT_THROW(planner.plan({tokens, 6, "q", &scorer}), Error);
+  EXPECT_THAT(error_of<Error>([&] {
+                planner.plan({tokens, 6, "q", &scorer});
+              }),
+              HasSubstr("scorer 'fake' returned 2 scores for the 3 chunks"));
 }
 
 TEST(PlannerCocktail, AlphaOutOfRangeIsAConfigError) {

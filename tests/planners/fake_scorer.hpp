@@ -1,6 +1,5 @@
 #pragma once
 
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,17 +15,20 @@ class FakeScorer : public ChunkScorer {
   explicit FakeScorer(std::vector<double> scores) : scores_(std::move(scores)) {}
 
   std::string_view name() const override { return "fake"; }
-  std::vector<double> score(std::span<const std::string> chunk_texts,
-                            std::string_view query) override {
+  std::vector<double> score(const ScoringInput& input) override {
     ++calls;
-    texts.assign(chunk_texts.begin(), chunk_texts.end());
-    last_query = query;
+    texts.assign(input.chunk_texts.begin(), input.chunk_texts.end());
+    spans.assign(input.chunk_tokens.begin(), input.chunk_tokens.end());
+    last_query = input.query;
+    last_attention = input.query_attention;
     return scores_;
   }
 
   int calls = 0;
   std::vector<std::string> texts;
+  std::vector<TokenSpan> spans;
   std::string last_query;
+  const QueryAttention* last_attention = nullptr;
 
  private:
   std::vector<double> scores_;

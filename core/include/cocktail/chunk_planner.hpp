@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cocktail/chunk_scorer.hpp"
 #include "cocktail/plan.hpp"
@@ -18,6 +19,8 @@ struct PlanInput {
   std::int64_t n_tokens = 0;
   std::string_view query;
   ChunkScorer* scorer = nullptr;  // may be null: a planner that needs one throws Error
+  // The query's prefill attention, when the host collected it for the scorer; else null.
+  const QueryAttention* query_attention = nullptr;
 };
 
 // Decides the precision of every chunk. Planners are plugins; see docs/plugins.md.
@@ -30,5 +33,12 @@ class ChunkPlanner {
   // moves aged tokens down a tier). Such plans must only lower precisions.
   virtual bool replans_during_decode() const { return false; }
 };
+
+// Scores `chunks` (of input's context) with input.scorer: builds each chunk's text from its
+// tokens' pieces and hands over its token span and the query attention. Throws Error naming
+// `planner` when there is no scorer, a chunk lies outside the context, or the scorer returns
+// the wrong number of scores.
+std::vector<double> score_chunks(const PlanInput& input, std::span<const ChunkPlan> chunks,
+                                 std::string_view planner);
 
 }  // namespace cocktail

@@ -25,8 +25,10 @@ class Session {
   void prefill_attention(int layer, std::span<const float> q, std::int64_t n_new, int n_q_heads,
                          std::span<float> out);
   // Plans the first `context_texts.size()` tokens (the context) and commits the plan; the
-  // query tokens after them stay in the FP16 tail.
-  const Plan& plan_and_commit(std::span<const std::string> context_texts, std::string_view query);
+  // query tokens after them stay in the FP16 tail. `query_attention` is what the host collected
+  // for a scorer that asked for it (ChunkScorer::query_attention_layers), else null.
+  const Plan& plan_and_commit(std::span<const std::string> context_texts, std::string_view query,
+                              const QueryAttention* query_attention = nullptr);
   void decode_attention(int layer, std::span<const float> q, int n_q_heads, std::span<float> out);
 
   const KvStore& store() const { return *store_; }
