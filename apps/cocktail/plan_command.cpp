@@ -92,7 +92,8 @@ void run(const PlanArgs& args) {
   const std::string query = args.query.empty() ? kSampleQuery : args.query;
 
   const std::vector<std::string> pieces = split_word_pieces(text);
-  const PlanInput input{pieces, std::int64_t(pieces.size()), query, &engine.scorer()};
+  const PlanInput input{pieces,     std::int64_t(pieces.size()), query, &engine.scorer(), nullptr,
+                        args.shape, engine.settings().layout};
   Plan plan = engine.planner().plan(input);
   plan.validate();
 

@@ -29,13 +29,17 @@ void Session::prefill_attention(int layer, std::span<const float> q, std::int64_
   attention_->prefill(*store_, layer, q, n_new, n_q_heads, softmax_scale(), out);
 }
 
+void Session::attention_mass(int layer, std::span<const float> q, std::int64_t n_query,
+                             int n_q_heads, std::span<float> mass) const {
+  attention_->attention_mass(*store_, layer, q, n_query, n_q_heads, softmax_scale(), mass);
+}
+
 const Plan& Session::plan_and_commit(std::span<const std::string> context_texts,
                                      std::string_view query,
                                      const QueryAttention* query_attention) {
   context_texts_.assign(context_texts.begin(), context_texts.end());
   query_ = query;
-  const PlanInput input{context_texts_, store_->n_tokens(), query_, scorer_.get(), query_attention};
-  Plan plan = planner_->plan(input);
+  Plan plan = planner_->plan(plan_input(query_attention));
   plan.validate();
   store_->commit(plan);
   planned_ = true;
@@ -47,12 +51,17 @@ void Session::decode_attention(int layer, std::span<const float> q, int n_q_head
   attention_->decode(*store_, layer, q, n_q_heads, softmax_scale(), out);
 }
 
+PlanInput Session::plan_input(const QueryAttention* query_attention) const {
+  const KvStoreOptions& options = store_->options();
+  return {context_texts_,  store_->n_tokens(), query_,        scorer_.get(),
+          query_attention, options.shape,      options.layout};
+}
+
 // A planner that ages tokens (recency) is asked again before each new token, so tokens that
 // left its FP16 window move down a tier between decode steps, never inside one.
 void Session::age_if_planner_wants() {
   if (!planned_ || !planner_->replans_during_decode()) return;
-  const PlanInput input{context_texts_, store_->n_tokens(), query_, scorer_.get()};
-  Plan plan = planner_->plan(input);
+  Plan plan = planner_->plan(plan_input(nullptr));
   if (plan.chunks == store_->plan().chunks) return;
   plan.validate();
   store_->commit(plan);

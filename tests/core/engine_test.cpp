@@ -179,7 +179,7 @@ TEST(EngineTest, TableForAPlannerThatDoesNotExistIsAnError) {
   const Config config = config_of("[planner.nope]\nx = 1\n");
   EXPECT_THAT(error_of<Error>([&] { const Engine engine(config); }),
               AllOf(HasSubstr("engine_test.toml:1"), HasSubstr("[planner.nope]"),
-                    HasSubstr("not found"), HasSubstr("found: cocktail")));
+                    HasSubstr("not found"), HasSubstr("found: budget cocktail recency uniform")));
 }
 
 TEST(EngineTest, PlansQuantizesAndAttendsEndToEnd) {

@@ -249,6 +249,49 @@ TEST(CpuAttention, PrefillHeadOfSixVectors) {  // value chunks of 4 and 2 vector
   expect_prefill_matches_reference({1, 2, 96, 0, 3, 66, 1});
 }
 
+// The query's attention mass: per query head, the softmax weights of the last n_query tokens'
+// queries over the tokens up to each, summed, against a float64 reference.
+TEST(CpuAttention, AttentionMassMatchesReference) {
+  std::mt19937 rng(29);
+  const int kv_heads = 2, gqa = 3, dim = 64, q_heads = kv_heads * gqa;
+  const std::int64_t n = 300, n_query = 9;
+  KvStoreOptions opt;
+  opt.shape = {2, kv_heads, dim};
+  CpuKvStore store(opt);
+  fill(store, n, rng);
+  CpuAttention attention(2);
+  const float scale = 1.0f / std::sqrt(float(dim));
+  const auto q = random_floats(std::size_t(n_query * q_heads * dim), rng);
+  std::vector<float> mass(std::size_t(q_heads * n));
+  attention.attention_mass(store, 1, q, n_query, q_heads, scale, mass);
+  for (int h = 0; h < q_heads; ++h) {
+    const KvHeadSnapshot snap = store.snapshot(1, h / gqa);
+    std::vector<double> want(std::size_t(n), 0.0);
+    for (std::int64_t i = 0; i < n_query; ++i) {
+      const float* qi = q.data() + (i * q_heads + h) * dim;
+      const std::int64_t visible = n - n_query + i + 1;
+      std::vector<double> s(static_cast<std::size_t>(visible));
+      for (std::int64_t t = 0; t < visible; ++t) {
+        for (int d = 0; d < dim; ++d) s[t] += double(qi[d]) * snap.keys[t * dim + d] * scale;
+      }
+      const double max = *std::max_element(s.begin(), s.end());
+      double sum = 0.0;
+      for (double& x : s) sum += x = std::exp(x - max);
+      for (std::int64_t t = 0; t < visible; ++t) want[t] += s[t] / sum;
+    }
+    double total = 0.0;
+    for (std::int64_t t = 0; t < n; ++t) {
+      EXPECT_NEAR(mass[h * n + t], want[t], 1e-5 * std::max(1.0, want[t])) << h << " " << t;
+      total += mass[h * n + t];
+    }
+    EXPECT_NEAR(total, double(n_query), 1e-4);  // each query's weights sum to one
+  }
+  std::vector<float> wrong(5);
+  EXPECT_THROW(attention.attention_mass(store, 1, q, n_query, q_heads, scale, wrong), Error);
+  store.commit(make_plan(n, 32, kEveryPrecision, rng));
+  EXPECT_THROW(attention.attention_mass(store, 1, q, n_query, q_heads, scale, mass), Error);
+}
+
 TEST(CpuKvStore, BytesAreExactAndTailGrowsWithoutTouchingSegments) {
   std::mt19937 rng(3);
   KvStoreOptions opt;

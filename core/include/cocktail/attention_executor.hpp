@@ -24,6 +24,13 @@ class AttentionExecutor {
   virtual void prefill(const KvStore& store, int layer, std::span<const float> q,
                        std::int64_t n_new, int n_q_heads, float softmax_scale,
                        std::span<float> out) = 0;
+  // How much the last `n_query` tokens attend to each token: for every query head, the softmax
+  // weights of those queries (causal, full precision) summed over them. For scorers that rank
+  // chunks by the query's attention; runs after prefill and before any commit. q is
+  // [n_query][n_q_heads][head_dim]; mass is [n_q_heads][tokens of the layer].
+  virtual void attention_mass(const KvStore& store, int layer, std::span<const float> q,
+                              std::int64_t n_query, int n_q_heads, float softmax_scale,
+                              std::span<float> mass) = 0;
 };
 
 }  // namespace cocktail

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "cocktail/chunk_scorer.hpp"
+#include "cocktail/kv_shape.hpp"
 #include "cocktail/plan.hpp"
+#include "cocktail/quant_spec.hpp"
 
 namespace cocktail {
 
@@ -21,6 +23,9 @@ struct PlanInput {
   ChunkScorer* scorer = nullptr;  // may be null: a planner that needs one throws Error
   // The query's prefill attention, when the host collected it for the scorer; else null.
   const QueryAttention* query_attention = nullptr;
+  // The cache being planned, for planners that budget bytes.
+  KvShape shape = {};
+  KvQuantLayout layout = {};
 };
 
 // Decides the precision of every chunk. Planners are plugins; see docs/plugins.md.

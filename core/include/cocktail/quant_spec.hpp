@@ -46,4 +46,19 @@ struct KvQuantLayout {
   friend bool operator==(const KvQuantLayout&, const KvQuantLayout&) = default;
 };
 
+// Bits one element of precision `p` occupies with its share of the metadata, for groups of
+// `group_size` elements: integer codes carry an FP16 scale and zero per group, NF4 an FP16
+// absmax, FP16 nothing. What a backend's store holds, up to alignment padding.
+constexpr double stored_bits(Precision p, int group_size) {
+  const double half_bits = 16.0 / group_size;
+  switch (p) {
+    case Precision::fp16:
+      return code_bits(p);
+    case Precision::nf4:
+      return code_bits(p) + half_bits;
+    default:
+      return code_bits(p) + 2 * half_bits;
+  }
+}
+
 }  // namespace cocktail

@@ -24,6 +24,10 @@ class Session {
   void append(int layer, std::span<const float> k, std::span<const float> v, std::int64_t n_tokens);
   void prefill_attention(int layer, std::span<const float> q, std::int64_t n_new, int n_q_heads,
                          std::span<float> out);
+  // After prefill, before plan_and_commit: the attention the last n_query tokens give every
+  // token of `layer`, per query head (AttentionExecutor::attention_mass).
+  void attention_mass(int layer, std::span<const float> q, std::int64_t n_query, int n_q_heads,
+                      std::span<float> mass) const;
   // Plans the first `context_texts.size()` tokens (the context) and commits the plan; the
   // query tokens after them stay in the FP16 tail. `query_attention` is what the host collected
   // for a scorer that asked for it (ChunkScorer::query_attention_layers), else null.
@@ -36,6 +40,7 @@ class Session {
 
  private:
   void age_if_planner_wants();
+  PlanInput plan_input(const QueryAttention* query_attention) const;
 
   std::shared_ptr<KvStore> store_;
   std::shared_ptr<AttentionExecutor> attention_;

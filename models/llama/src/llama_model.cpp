@@ -145,6 +145,7 @@ void LlamaRunner::attention_block(Session& session, int l, std::int64_t n) {
   compute_.matmul(layer.v, norm, n, v);
   compute_.rope(q, positions, h.n_heads, h.head_dim, h.rope_base);
   compute_.rope(k, positions, h.n_kv_heads, h.head_dim, h.rope_base);
+  keep_captured_queries(l, n);
   session.append(l, k, v, n);
   if (n == 1) {
     session.decode_attention(l, q, h.n_heads, attn);
@@ -153,6 +154,58 @@ void LlamaRunner::attention_block(Session& session, int l, std::int64_t n) {
   }
   compute_.matmul(layer.output, attn, n, proj);
   compute_.add(x, proj);
+}
+
+void LlamaRunner::capture_queries(std::int64_t first_position, std::vector<int> layers) {
+  const int n_layers = model_.hparams().n_layers;
+  for (int l : layers) {
+    if (l < 0 || l >= n_layers) {
+      throw Error(fmt::format(
+          "cannot capture the queries of layer {}: the model has layers 0 to {}", l, n_layers - 1));
+    }
+  }
+  capture_from_ = first_position;
+  capture_layers_ = std::move(layers);
+  captured_.assign(capture_layers_.size(), {});
+}
+
+void LlamaRunner::keep_captured_queries(int layer, std::int64_t n) {
+  const auto slot = std::find(capture_layers_.begin(), capture_layers_.end(), layer);
+  if (slot == capture_layers_.end()) return;
+  const std::size_t row = std::size_t(model_.hparams().n_embd);
+  std::vector<float>& kept = captured_[std::size_t(slot - capture_layers_.begin())];
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (positions_[std::size_t(i)] < capture_from_) continue;
+    const auto first = q_.begin() + std::ptrdiff_t(std::size_t(i) * row);
+    kept.insert(kept.end(), first, first + std::ptrdiff_t(row));
+  }
+}
+
+QueryAttention LlamaRunner::query_attention(const Session& session, std::int64_t n_context) const {
+  const LlamaHyperparameters& h = model_.hparams();
+  const std::int64_t n_tokens = session.store().n_tokens();
+  QueryAttention out{capture_layers_, h.n_heads, n_context, {}};
+  out.mass.resize(capture_layers_.size() * std::size_t(h.n_heads) * std::size_t(n_context));
+  std::vector<float> mass(std::size_t(h.n_heads) * std::size_t(n_tokens));
+  for (std::size_t slot = 0; slot < capture_layers_.size(); ++slot) {
+    const std::vector<float>& q = captured_[slot];
+    const auto n_query = std::int64_t(q.size() / std::size_t(h.n_embd));
+    if (n_query == 0 || n_context > n_tokens - n_query) {
+      throw Error(
+          fmt::format("query attention: {} captured query tokens and {} context tokens "
+                      "do not fit the {} tokens prefilled",
+                      n_query, n_context, n_tokens));
+    }
+    session.attention_mass(capture_layers_[slot], q, n_query, h.n_heads, mass);
+    for (int head = 0; head < h.n_heads; ++head) {
+      const auto from = mass.begin() + std::ptrdiff_t(std::size_t(head) * std::size_t(n_tokens));
+      std::copy(
+          from, from + n_context,
+          out.mass.begin() + std::ptrdiff_t((slot * std::size_t(h.n_heads) + std::size_t(head)) *
+                                            std::size_t(n_context)));
+    }
+  }
+  return out;
 }
 
 void LlamaRunner::ffn_block(const LlamaLayer& layer, std::int64_t n) {

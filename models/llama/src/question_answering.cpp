@@ -106,15 +106,23 @@ Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callb
 
   std::vector<TokenId> all = prompt.planned;
   append(all, prompt.rest);
+  const auto n_planned = std::int64_t(prompt.planned.size());
+  std::vector<int> attention_layers = engine_.scorer().query_attention_layers(h.n_layers);
+  const bool collect_attention = !attention_layers.empty();
+  if (collect_attention) runner.capture_queries(n_planned, std::move(attention_layers));
   auto start = Clock::now();
   runner.prefill(session, all, logits, callbacks.prefill_progress);
   stats.prefill_s = seconds_since(start);
 
+  // Planning time includes reading the query's attention: it is the attention scorer's cost.
   start = Clock::now();
   std::vector<std::string> texts;
   texts.reserve(prompt.planned.size());
   for (const TokenId id : prompt.planned) texts.emplace_back(tokenizer.token_piece(id, true));
-  answer.plan = session.plan_and_commit(texts, question.question);
+  const QueryAttention attention =
+      collect_attention ? runner.query_attention(session, n_planned) : QueryAttention{};
+  answer.plan =
+      session.plan_and_commit(texts, question.question, collect_attention ? &attention : nullptr);
   stats.plan_s = seconds_since(start);
 
   TokenSampler sampler(settings_.temperature, settings_.top_p, settings_.seed);

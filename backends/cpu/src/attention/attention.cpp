@@ -12,6 +12,7 @@
 #include "attention/tile_kernels.hpp"
 #include "cocktail/error.hpp"
 #include "kv_store.hpp"
+#include "quant/quantizer.hpp"
 
 namespace cocktail::cpu {
 
@@ -74,6 +75,33 @@ constexpr std::int64_t kPrefillBlockTokens = 64;
 
 int thread_count(int configured) {
   return configured > 0 ? configured : omp_get_max_threads();
+}
+
+// Keys of one head as float, transposed to [head_dim][n]: a query's scores are then head_dim
+// unit-stride multiply-adds over the tokens, which the compiler vectorises.
+std::vector<float> transposed_keys(const std::uint16_t* keys, std::int64_t n, int dim) {
+  std::vector<float> out(std::size_t(n) * std::size_t(dim));
+  for (std::int64_t t = 0; t < n; ++t) {
+    for (int d = 0; d < dim; ++d)
+      out[std::size_t(d) * n + t] = f32_from_f16_bits(keys[t * dim + d]);
+  }
+  return out;
+}
+
+// Adds the softmax weights of one query over keys [0, visible) to mass.
+void add_attention_weights(const float* q, const std::vector<float>& keys_t, std::int64_t n,
+                           int dim, std::int64_t visible, std::vector<float>& scores, float* mass) {
+  std::fill_n(scores.begin(), visible, 0.0f);
+  for (int d = 0; d < dim; ++d) {
+    const float qd = q[d];
+    const float* row = keys_t.data() + std::size_t(d) * n;
+    for (std::int64_t t = 0; t < visible; ++t) scores[t] += qd * row[t];
+  }
+  const float max = *std::max_element(scores.begin(), scores.begin() + visible);
+  float sum = 0.0f;
+  for (std::int64_t t = 0; t < visible; ++t) sum += scores[t] = std::exp(scores[t] - max);
+  const float inv = 1.0f / sum;
+  for (std::int64_t t = 0; t < visible; ++t) mass[t] += scores[t] * inv;
 }
 
 }  // namespace
@@ -190,6 +218,50 @@ void CpuAttention::prefill(const KvStore& store_base, int layer, std::span<const
         const float inv = b.l[r] > 0.0f ? 1.0f / b.l[r] : 0.0f;
         for (int d = 0; d < dim; ++d) o[g * dim + d] = b.o[r * dim + d] * inv;
       }
+    }
+  }
+}
+
+void CpuAttention::attention_mass(const KvStore& store_base, int layer, std::span<const float> q,
+                                  std::int64_t n_query, int n_q_heads, float softmax_scale,
+                                  std::span<float> mass) {
+  const CpuKvStore& store = cpu_store(store_base);
+  check_query(store, layer, q.size(), q.size(), n_query, n_q_heads);
+  if (store.n_committed() > 0) {
+    throw Error(
+        "attention: attention_mass reads the prefill at full precision, so it runs "
+        "before the plan is committed");
+  }
+  const KvShape& shape = store.options().shape;
+  const int dim = shape.head_dim;
+  const int group = n_q_heads / shape.n_kv_heads;
+  const std::int64_t n = store.layer_tokens(layer);
+  if (n_query < 1 || n_query > n) {
+    throw Error("attention: attention_mass of " + std::to_string(n_query) + " query tokens over " +
+                std::to_string(n) + " stored tokens");
+  }
+  if (mass.size() != std::size_t(n_q_heads) * std::size_t(n)) {
+    throw Error("attention: mass needs " + std::to_string(std::int64_t(n_q_heads) * n) +
+                " floats, got " + std::to_string(mass.size()));
+  }
+  std::fill(mass.begin(), mass.end(), 0.0f);
+  const int threads = thread_count(threads_);
+  std::vector<std::vector<float>> keys_t(std::size_t(shape.n_kv_heads));
+#pragma omp parallel for num_threads(threads)
+  for (int kv_head = 0; kv_head < shape.n_kv_heads; ++kv_head) {
+    keys_t[std::size_t(kv_head)] = transposed_keys(store.view(layer, kv_head).tail_keys, n, dim);
+  }
+  const std::int64_t q_stride = std::int64_t(n_q_heads) * dim;
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+  for (int h = 0; h < n_q_heads; ++h) {
+    std::vector<float> scores(static_cast<std::size_t>(n));
+    std::vector<float> scaled(static_cast<std::size_t>(dim));
+    for (std::int64_t i = 0; i < n_query; ++i) {
+      const float* qi = q.data() + i * q_stride + std::int64_t(h) * dim;
+      for (int d = 0; d < dim; ++d) scaled[std::size_t(d)] = qi[d] * softmax_scale;
+      add_attention_weights(scaled.data(), keys_t[std::size_t(h / group)], n, dim,
+                            n - n_query + i + 1, scores,
+                            mass.data() + std::size_t(h) * std::size_t(n));
     }
   }
 }

@@ -15,6 +15,9 @@ class CpuAttention final : public AttentionExecutor {
               float softmax_scale, std::span<float> out) override;
   void prefill(const KvStore& store, int layer, std::span<const float> q, std::int64_t n_new,
                int n_q_heads, float softmax_scale, std::span<float> out) override;
+  void attention_mass(const KvStore& store, int layer, std::span<const float> q,
+                      std::int64_t n_query, int n_q_heads, float softmax_scale,
+                      std::span<float> mass) override;
 
  private:
   int threads_;

@@ -68,17 +68,28 @@ class LlamaRunner {
   // Decode: one token attends to the whole (committed) cache; writes its logits.
   void step(Session& session, std::int32_t token, std::span<float> logits);
 
+  // During the following prefill, keeps the queries (after RoPE) of the tokens at positions
+  // from `first_position` on, in `layers`: the attention scorer reads what they attend to.
+  void capture_queries(std::int64_t first_position, std::vector<int> layers);
+  // After that prefill, before the commit: the attention mass those query tokens gave each of
+  // the first `n_context` tokens, per captured layer and query head.
+  QueryAttention query_attention(const Session& session, std::int64_t n_context) const;
+
  private:
   void run_block(Session& session, std::span<const std::int32_t> tokens, std::span<float> logits);
   void attention_block(Session& session, int layer, std::int64_t n);
   void ffn_block(const LlamaLayer& layer, std::int64_t n);
   void output_logits(std::int64_t n, std::span<float> logits);
+  void keep_captured_queries(int layer, std::int64_t n);
 
   const LlamaModel& model_;
   Compute& compute_;
   int max_block_;
   std::vector<std::int32_t> positions_;
   std::vector<float> x_, norm_, q_, k_, v_, attn_, gate_, up_, proj_;
+  std::int64_t capture_from_ = 0;
+  std::vector<int> capture_layers_;
+  std::vector<std::vector<float>> captured_;  // per capture layer: [tokens][n_heads][head_dim]
 };
 
 }  // namespace cocktail::models

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cocktail/eval/eval_case.hpp"
+
+namespace cocktail::eval {
+
+// Cases users bring, one JSON object per line (docs/eval.md):
+//   {"id": "q1", "question": "...", "expected": "..." | ["...", ...],
+//    "context": "..." | "context_file": "relative/to/the/jsonl.txt", "kind": "custom"}
+// Blank lines are skipped. Any error names the file, the line and the key.
+std::vector<EvalCase> load_cases_jsonl(const std::filesystem::path& file);
+
+// The same from text: `source` names it in errors, `base_dir` is where context_file paths start.
+std::vector<EvalCase> parse_cases_jsonl(std::string_view text, const std::string& source,
+                                        const std::filesystem::path& base_dir);
+
+}  // namespace cocktail::eval

@@ -1,0 +1,151 @@
+#include "cocktail/eval/case_file.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "cocktail/error.hpp"
+#include "text_file.hpp"
+
+namespace cocktail::eval {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::set<std::string> kKeys = {"context", "context_file", "expected",
+                                     "id",      "kind",         "question"};
+
+// One line of the file, for errors that name file, line and key.
+struct Line {
+  const std::string& source;
+  int number = 0;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(fmt::format("{}:{}: {}", source, number, what));
+  }
+  // "cases.jsonl:3: expected = 5 has the wrong type; allowed: ..."
+  [[noreturn]] void fail(const std::string& key, const json& value, const std::string& what) const {
+    std::string shown = value.dump();
+    if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+    fail(fmt::format("{} = {} {}", key, shown, what));
+  }
+};
+
+std::string non_empty_string(const json& object, const std::string& key, const Line& line) {
+  const auto it = object.find(key);
+  if (it == object.end()) line.fail(fmt::format("{} is missing; allowed: a non-empty string", key));
+  if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
+    line.fail(key, *it, "is not allowed; allowed: a non-empty string");
+  }
+  return it->get<std::string>();
+}
+
+std::vector<std::string> expected_answers(const json& object, const Line& line) {
+  const auto it = object.find("expected");
+  constexpr const char* kAllowed = "allowed: a non-empty string or array of non-empty strings";
+  if (it == object.end()) line.fail(fmt::format("expected is missing; {}", kAllowed));
+  if (it->is_string() && !it->get_ref<const std::string&>().empty()) {
+    return {it->get<std::string>()};
+  }
+  if (!it->is_array() || it->empty())
+    line.fail("expected", *it, fmt::format("is not {}", kAllowed));
+  std::vector<std::string> answers;
+  for (const json& answer : *it) {
+    if (!answer.is_string() || answer.get_ref<const std::string&>().empty()) {
+      line.fail("expected", *it, fmt::format("has an element {}; {}", answer.dump(), kAllowed));
+    }
+    answers.push_back(answer.get<std::string>());
+  }
+  return answers;
+}
+
+std::string context_of(const json& object, const Line& line, const fs::path& base_dir) {
+  const bool inline_text = object.contains("context");
+  const bool from_file = object.contains("context_file");
+  if (inline_text == from_file) {
+    line.fail(fmt::format("{}; allowed: exactly one of context, context_file",
+                          inline_text ? "has both context and context_file"
+                                      : "has neither context nor context_file"));
+  }
+  if (inline_text) {
+    const json& text = object.at("context");
+    if (!text.is_string()) line.fail("context", text, "has the wrong type; allowed: a string");
+    return text.get<std::string>();
+  }
+  const std::string relative = non_empty_string(object, "context_file", line);
+  try {
+    return read_text_file(base_dir / relative, "the context file");
+  } catch (const Error& e) {
+    line.fail(fmt::format("context_file = \"{}\": {}", relative, e.what()));
+  }
+}
+
+CaseKind kind_of(const json& object, const Line& line) {
+  const auto it = object.find("kind");
+  if (it == object.end()) return CaseKind::custom;
+  std::optional<CaseKind> kind;
+  if (it->is_string()) kind = parse_case_kind(it->get_ref<const std::string&>());
+  if (!kind) line.fail("kind", *it, "is not allowed; allowed: niah, multi-needle, passkey, custom");
+  return *kind;
+}
+
+EvalCase parse_case(const std::string& text, const Line& line, const fs::path& base_dir) {
+  json object;
+  try {
+    object = json::parse(text);
+  } catch (const json::parse_error& e) {
+    line.fail(fmt::format("is not valid JSON: {}", e.what()));
+  }
+  if (!object.is_object()) line.fail("is not a JSON object; allowed: one object per line");
+  for (const auto& item : object.items()) {
+    if (!kKeys.contains(item.key())) {
+      line.fail(fmt::format("unknown key {}; known keys: {}", item.key(), fmt::join(kKeys, ", ")));
+    }
+  }
+  EvalCase c;
+  c.id = non_empty_string(object, "id", line);
+  c.kind = kind_of(object, line);
+  c.question = non_empty_string(object, "question", line);
+  c.expected = expected_answers(object, line);
+  c.context = context_of(object, line, base_dir);
+  return c;
+}
+
+}  // namespace
+
+std::vector<EvalCase> parse_cases_jsonl(std::string_view text, const std::string& source,
+                                        const fs::path& base_dir) {
+  std::vector<EvalCase> cases;
+  std::map<std::string, int> first_line_of_id;
+  Line line{source, 0};
+  while (!text.empty()) {
+    ++line.number;
+    const std::size_t end = text.find('\n');
+    std::string row(text.substr(0, end));
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    if (!row.empty() && row.back() == '\r') row.pop_back();
+    if (row.find_first_not_of(" \t") == std::string::npos) continue;
+    EvalCase c = parse_case(row, line, base_dir);
+    const auto [it, fresh] = first_line_of_id.try_emplace(c.id, line.number);
+    if (!fresh) {
+      line.fail(fmt::format("id = \"{}\" is used twice (first on line {}); allowed: unique ids",
+                            c.id, it->second));
+    }
+    cases.push_back(std::move(c));
+  }
+  if (cases.empty()) throw Error(fmt::format("{}: has no cases", source));
+  return cases;
+}
+
+std::vector<EvalCase> load_cases_jsonl(const fs::path& file) {
+  return parse_cases_jsonl(read_text_file(file, "the case file"), file.string(),
+                           file.parent_path());
+}
+
+}  // namespace cocktail::eval

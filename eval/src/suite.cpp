@@ -1,0 +1,186 @@
+#include "cocktail/eval/suite.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "cocktail/error.hpp"
+#include "cocktail/options.hpp"
+#include "text_file.hpp"
+
+namespace cocktail::eval {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kKeys = {"cases",   "depths",  "haystack",       "kinds",
+                                        "lengths", "needles", "passkey_filler", "seed"};
+constexpr std::int64_t kMinLength = 64, kMaxLength = std::int64_t{1} << 20;
+
+SourceLocation location_of(const toml::node& node, const std::string& file) {
+  return {file, static_cast<int>(node.source().begin.line)};
+}
+
+// Errors share the config's wording: Options::fail formats "file:line: key what".
+[[noreturn]] void reject(const SourceLocation& where, const std::string& key,
+                         const std::string& what) {
+  Options("", where).fail(key, what);
+}
+
+std::string shown(const toml::node& node) {
+  std::ostringstream out;
+  node.visit([&out](const auto& value) { out << value; });
+  return out.str();
+}
+
+// The suite's keys besides the number arrays, for the typed getters of Options.
+Options::Value to_value(const toml::node& node, const SourceLocation& where,
+                        const std::string& key) {
+  if (const auto* b = node.as_boolean()) return b->get();
+  if (const auto* i = node.as_integer()) return i->get();
+  if (const auto* f = node.as_floating_point()) return f->get();
+  if (const auto* s = node.as_string()) return s->get();
+  if (const auto* a = node.as_array()) {
+    std::vector<std::string> strings;
+    for (const toml::node& item : *a) {
+      const auto* s = item.as_string();
+      if (!s) reject(where, key, fmt::format("= {} has the wrong type", shown(node)));
+      strings.push_back(s->get());
+    }
+    return strings;
+  }
+  reject(where, key, fmt::format("= {} has the wrong type", shown(node)));
+}
+
+// A non-empty array of distinct numbers in [lo, hi]; integers only when `integers`.
+std::vector<double> read_numbers(const toml::node& node, const SourceLocation& where,
+                                 const std::string& key, double lo, double hi, bool integers) {
+  const std::string allowed = fmt::format("allowed: a non-empty array of distinct {} from {} to {}",
+                                          integers ? "integers" : "numbers", lo, hi);
+  const auto* array = node.as_array();
+  if (!array || array->empty())
+    reject(where, key, fmt::format("= {} is not {}", shown(node), allowed));
+  std::vector<double> numbers;
+  for (const toml::node& item : *array) {
+    std::optional<double> value;
+    if (const auto* i = item.as_integer()) value = static_cast<double>(i->get());
+    if (const auto* f = item.as_floating_point(); f && !integers) value = f->get();
+    if (!value || !(*value >= lo && *value <= hi) ||
+        std::find(numbers.begin(), numbers.end(), *value) != numbers.end()) {
+      reject(where, key,
+             fmt::format("= {} has the element {}; {}", shown(node), shown(item), allowed));
+    }
+    numbers.push_back(*value);
+  }
+  return numbers;
+}
+
+std::vector<CaseKind> read_kinds(Options& options, const std::vector<CaseKind>& fallback) {
+  std::vector<std::string> names;
+  for (CaseKind kind : fallback) names.emplace_back(to_string(kind));
+  std::vector<CaseKind> kinds;
+  for (const std::string& name : options.get_strings("kinds", names)) {
+    const std::optional<CaseKind> kind = parse_case_kind(name);
+    if (!kind || *kind == CaseKind::custom ||
+        std::find(kinds.begin(), kinds.end(), *kind) != kinds.end()) {
+      options.fail("kinds", fmt::format("has \"{}\"; allowed: distinct names from niah, "
+                                        "multi-needle, passkey (custom cases come from `cases`)",
+                                        name));
+    }
+    kinds.push_back(*kind);
+  }
+  return kinds;
+}
+
+std::optional<fs::path> read_path(Options& options, const std::string& key, const fs::path& base) {
+  if (!options.contains(key)) return std::nullopt;
+  const std::string path = options.get_string(key, "");
+  if (path.empty()) options.fail(key, "= \"\" is empty; allowed: a path");
+  return (base / path).lexically_normal();
+}
+
+toml::table parse_toml(const std::string& text, const std::string& file) {
+  try {
+    return toml::parse(text, std::string_view(file));
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(
+        fmt::format("{}:{}: syntax error: {}", file, e.source().begin.line, e.description()));
+  }
+}
+
+}  // namespace
+
+bool Suite::needs_haystack() const {
+  for (CaseKind kind : kinds) {
+    if (kind != CaseKind::passkey || passkey_filler == PasskeyFiller::haystack) return true;
+  }
+  return false;
+}
+
+Suite builtin_suite() {
+  Suite suite;
+  suite.source = "builtin";
+  suite.lengths = {1024, 2048, 4096, 8192};
+  suite.depths = {0.0, 0.25, 0.5, 0.75, 1.0};
+  suite.kinds = {CaseKind::niah, CaseKind::multi_needle, CaseKind::passkey};
+  return suite;
+}
+
+Suite parse_suite(const std::string& toml_text, const std::string& source_name) {
+  const toml::table root = parse_toml(toml_text, source_name);
+  Suite suite = builtin_suite();
+  suite.source = source_name;
+  Options options("", SourceLocation{source_name, 0});
+  for (const auto& [name, node] : root) {
+    const std::string key(name.str());
+    const SourceLocation where = location_of(node, source_name);
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      reject(where, key, fmt::format("is an unknown key; known keys: {}", fmt::join(kKeys, ", ")));
+    }
+    if (key == "lengths") {
+      suite.lengths.clear();
+      for (double n : read_numbers(node, where, key, kMinLength, kMaxLength, true)) {
+        suite.lengths.push_back(static_cast<std::int64_t>(n));
+      }
+    } else if (key == "depths") {
+      suite.depths = read_numbers(node, where, key, 0.0, 1.0, false);
+    } else {
+      options.set(key, to_value(node, where, key), where);
+    }
+  }
+  const fs::path base = fs::path(source_name).parent_path();
+  suite.haystack = read_path(options, "haystack", base);
+  suite.cases = read_path(options, "cases", base);
+  suite.kinds = read_kinds(options, suite.kinds);
+  suite.needles = static_cast<int>(options.get_int("needles", suite.needles, 2, 16));
+  suite.seed = static_cast<std::uint64_t>(options.get_int(
+      "seed", static_cast<std::int64_t>(suite.seed), 0, std::numeric_limits<std::int64_t>::max()));
+  suite.passkey_filler =
+      options.get_choice("passkey_filler", "classic", {"classic", "haystack"}) == "classic"
+          ? PasskeyFiller::classic
+          : PasskeyFiller::haystack;
+  options.finish();
+  if (suite.kinds.empty() && !suite.cases) {
+    options.fail("kinds",
+                 "is empty and no `cases` file is given; allowed: at least one kind or "
+                 "a cases file");
+  }
+  return suite;
+}
+
+Suite load_suite(const fs::path& file) {
+  std::string text;
+  try {
+    text = read_text_file(file, "the suite file");
+  } catch (const Error& e) {
+    throw ConfigError(e.what());
+  }
+  return parse_suite(text, file.string());
+}
+
+}  // namespace cocktail::eval

@@ -1,0 +1,95 @@
+#include "cocktail/eval/case_file.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cocktail/error.hpp"
+#include "support/error_of.hpp"
+
+namespace cocktail::eval {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const std::filesystem::path kData = COCKTAIL_EVAL_TEST_DATA;
+
+std::string jsonl_error(const std::string& text) {
+  return testing::error_of<Error>([&] { parse_cases_jsonl(text, "x.jsonl", kData / "cases"); });
+}
+
+TEST(CaseFileTest, ReadsInlineAndFileContexts) {
+  const std::vector<EvalCase> cases = load_cases_jsonl(kData / "cases" / "cases.jsonl");
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].id, "keeper");
+  EXPECT_EQ(cases[0].kind, CaseKind::custom);
+  EXPECT_EQ(cases[0].question, "Who kept the lighthouse?");
+  EXPECT_THAT(cases[0].expected, ElementsAre("Ada Lind", "Lind"));
+  EXPECT_THAT(cases[0].context, ::testing::StartsWith("The lighthouse on the northern cape"));
+  EXPECT_THAT(cases[0].context, HasSubstr("one hundred and twelve steps every evening"));
+  EXPECT_EQ(cases[0].target_tokens, 0);
+  EXPECT_TRUE(cases[0].needles.empty());
+  EXPECT_EQ(cases[1].id, "steps");
+  EXPECT_EQ(cases[1].kind, CaseKind::niah);
+  EXPECT_THAT(cases[1].expected, ElementsAre("one hundred and twelve"));
+  EXPECT_EQ(cases[1].context, "It had one hundred and twelve steps.");
+}
+
+TEST(CaseFileTest, AcceptsWindowsLineEnds) {
+  const auto cases = parse_cases_jsonl(
+      "{\"id\": \"a\", \"question\": \"q\", \"expected\": \"e\", \"context\": \"c\"}\r\n", "x",
+      kData);
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].context, "c");
+}
+
+TEST(CaseFileTest, SyntaxErrorsNameTheLine) {
+  const std::string good = R"({"id": "a", "question": "q", "expected": "e", "context": "c"})";
+  EXPECT_THAT(jsonl_error(good + "\n{\"id\": \n"), HasSubstr("x.jsonl:2: is not valid JSON"));
+  EXPECT_THAT(jsonl_error("[1, 2]"), HasSubstr("x.jsonl:1: is not a JSON object"));
+  EXPECT_THAT(jsonl_error("\n\n"), HasSubstr("x.jsonl: has no cases"));
+}
+
+TEST(CaseFileTest, KeysAreChecked) {
+  EXPECT_THAT(jsonl_error(R"({"question": "q", "expected": "e", "context": "c"})"),
+              HasSubstr("x.jsonl:1: id is missing"));
+  EXPECT_THAT(jsonl_error(R"({"id": "a", "question": "q", "answer": "e", "context": "c"})"),
+              HasSubstr("unknown key answer; known keys: context, context_file, expected, id, "
+                        "kind, question"));
+  EXPECT_THAT(jsonl_error(R"({"id": "a", "question": "", "expected": "e", "context": "c"})"),
+              HasSubstr("question = \"\" is not allowed; allowed: a non-empty string"));
+  EXPECT_THAT(
+      jsonl_error(R"({"id": "a", "question": "q", "expected": "e", "context": "c", "kind": "x"})"),
+      HasSubstr("kind = \"x\" is not allowed; allowed: niah, multi-needle, passkey, custom"));
+}
+
+TEST(CaseFileTest, ExpectedIsAStringOrAListOfStrings) {
+  EXPECT_THAT(jsonl_error(R"({"id": "a", "question": "q", "expected": 5, "context": "c"})"),
+              HasSubstr("expected = 5 is not allowed: a non-empty string or array"));
+  EXPECT_THAT(jsonl_error(R"({"id": "a", "question": "q", "expected": [], "context": "c"})"),
+              HasSubstr("expected = [] is not"));
+  EXPECT_THAT(jsonl_error(R"({"id": "a", "question": "q", "expected": ["e", 3], "context": "c"})"),
+              HasSubstr("expected = [\"e\",3] has an element 3"));
+}
+
+TEST(CaseFileTest, ExactlyOneContext) {
+  EXPECT_THAT(jsonl_error(R"({"id": "a", "question": "q", "expected": "e"})"),
+              HasSubstr("has neither context nor context_file"));
+  EXPECT_THAT(
+      jsonl_error(
+          R"({"id": "a", "question": "q", "expected": "e", "context": "c", "context_file": "f"})"),
+      HasSubstr("has both context and context_file"));
+  EXPECT_THAT(
+      jsonl_error(R"({"id": "a", "question": "q", "expected": "e", "context_file": "nope.txt"})"),
+      HasSubstr("x.jsonl:1: context_file = \"nope.txt\": cannot read the context file"));
+}
+
+TEST(CaseFileTest, IdsAreUnique) {
+  const std::string a = R"({"id": "a", "question": "q", "expected": "e", "context": "c"})";
+  const std::string b = R"({"id": "b", "question": "q", "expected": "e", "context": "c"})";
+  EXPECT_THAT(jsonl_error(a + "\n" + b + "\n" + a),
+              HasSubstr("x.jsonl:3: id = \"a\" is used twice (first on line 1)"));
+}
+
+}  // namespace
+}  // namespace cocktail::eval

@@ -1,0 +1,124 @@
+#include "cocktail/eval/suite.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cocktail/error.hpp"
+#include "support/error_of.hpp"
+
+namespace cocktail::eval {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const std::string kFile = "suites/long.toml";
+
+std::string suite_error(const std::string& text) {
+  return testing::error_of<ConfigError>([&] { parse_suite(text, kFile); });
+}
+
+TEST(SuiteTest, BuiltinIsTheDocumentedDefault) {
+  const Suite suite = builtin_suite();
+  EXPECT_EQ(suite.source, "builtin");
+  EXPECT_THAT(suite.lengths, ElementsAre(1024, 2048, 4096, 8192));
+  EXPECT_THAT(suite.depths, ElementsAre(0.0, 0.25, 0.5, 0.75, 1.0));
+  EXPECT_THAT(suite.kinds, ElementsAre(CaseKind::niah, CaseKind::multi_needle, CaseKind::passkey));
+  EXPECT_EQ(suite.needles, 3);
+  EXPECT_EQ(suite.passkey_filler, PasskeyFiller::classic);
+  EXPECT_EQ(suite.seed, 1u);
+  EXPECT_FALSE(suite.haystack);
+  EXPECT_FALSE(suite.cases);
+}
+
+TEST(SuiteTest, ReadsEveryKeyAndResolvesPathsAgainstTheFile) {
+  const Suite suite = parse_suite(R"(
+haystack = "../data/essays"
+lengths = [512, 4096]
+depths = [0, 0.5, 1]
+kinds = ["passkey", "niah"]
+needles = 4
+passkey_filler = "haystack"
+seed = 99
+cases = "mine.jsonl"
+)",
+                                  kFile);
+  EXPECT_EQ(suite.source, kFile);
+  EXPECT_EQ(suite.haystack, std::filesystem::path("data/essays"));
+  EXPECT_EQ(suite.cases, std::filesystem::path("suites/mine.jsonl"));
+  EXPECT_THAT(suite.lengths, ElementsAre(512, 4096));
+  EXPECT_THAT(suite.depths, ElementsAre(0.0, 0.5, 1.0));
+  EXPECT_THAT(suite.kinds, ElementsAre(CaseKind::passkey, CaseKind::niah));
+  EXPECT_EQ(suite.needles, 4);
+  EXPECT_EQ(suite.passkey_filler, PasskeyFiller::haystack);
+  EXPECT_EQ(suite.seed, 99u);
+}
+
+TEST(SuiteTest, MissingKeysKeepTheBuiltinValues) {
+  const Suite suite = parse_suite("seed = 7\n", kFile);
+  EXPECT_EQ(suite.seed, 7u);
+  EXPECT_EQ(suite.lengths, builtin_suite().lengths);
+  EXPECT_EQ(suite.kinds, builtin_suite().kinds);
+}
+
+TEST(SuiteTest, UnknownKeyNamesFileLineAndTheKnownKeys) {
+  const std::string message = suite_error("seed = 1\nlenghts = [1024]\n");
+  EXPECT_THAT(message, HasSubstr("suites/long.toml:2: lenghts is an unknown key"));
+  EXPECT_THAT(message, HasSubstr("known keys: cases, depths, haystack"));
+}
+
+TEST(SuiteTest, BadLengthsAreErrors) {
+  EXPECT_THAT(suite_error("\nlengths = [1024, \"x\"]"),
+              HasSubstr("long.toml:2: lengths = [ 1024, 'x' ] has the element 'x'"));
+  EXPECT_THAT(suite_error("lengths = [10]"), HasSubstr("integers from 64 to 1048576"));
+  EXPECT_THAT(suite_error("lengths = [1024, 1024]"), HasSubstr("has the element 1024"));
+  EXPECT_THAT(suite_error("lengths = [1024.5]"), HasSubstr("has the element 1024.5"));
+  EXPECT_THAT(suite_error("lengths = []"), HasSubstr("lengths = [] is not allowed"));
+}
+
+TEST(SuiteTest, BadDepthsAreErrors) {
+  EXPECT_THAT(suite_error("depths = [0.5, 1.5]"), HasSubstr("has the element 1.5"));
+  EXPECT_THAT(suite_error("depths = 0.5"),
+              HasSubstr("depths = 0.5 is not allowed: a non-empty array of distinct numbers"));
+}
+
+TEST(SuiteTest, BadKindsAreErrors) {
+  EXPECT_THAT(suite_error("kinds = [\"niah\", \"custom\"]"),
+              HasSubstr("kinds has \"custom\"; allowed: distinct names"));
+  EXPECT_THAT(suite_error("kinds = [\"niah\", \"niah\"]"), HasSubstr("kinds has \"niah\""));
+  EXPECT_THAT(suite_error("kinds = []"), HasSubstr("kinds is empty and no `cases` file"));
+  EXPECT_TRUE(parse_suite("kinds = []\ncases = \"c.jsonl\"", kFile).kinds.empty());
+}
+
+TEST(SuiteTest, BadScalarsUseTheConfigWording) {
+  EXPECT_THAT(suite_error("needles = 1"),
+              HasSubstr("long.toml:1: needles = 1 is out of range; allowed: 2 to 16"));
+  EXPECT_THAT(suite_error("passkey_filler = \"sand\""),
+              HasSubstr("passkey_filler = \"sand\" is not allowed; allowed: classic, haystack"));
+  EXPECT_THAT(suite_error("seed = \"x\""), HasSubstr("seed = \"x\" has the wrong type"));
+  EXPECT_THAT(suite_error("haystack = \"\""), HasSubstr("haystack = \"\" is empty"));
+  EXPECT_THAT(suite_error("seed = {a = 1}"), HasSubstr("long.toml:1: seed = { a = 1 } has the"));
+}
+
+TEST(SuiteTest, SyntaxErrorsNameTheLine) {
+  EXPECT_THAT(suite_error("seed = 1\nlengths = [1024\n"), HasSubstr("long.toml:"));
+  EXPECT_THAT(suite_error("seed = 1\nlengths = [1024\n"), HasSubstr("syntax error"));
+}
+
+TEST(SuiteTest, AMissingFileIsAConfigError) {
+  const std::string message =
+      testing::error_of<ConfigError>([] { load_suite("no/such/suite.toml"); });
+  EXPECT_THAT(message, HasSubstr("cannot read the suite file no/such/suite.toml"));
+}
+
+TEST(SuiteTest, OnlyHaystackKindsNeedAHaystack) {
+  EXPECT_TRUE(builtin_suite().needs_haystack());
+  Suite passkey = builtin_suite();
+  passkey.kinds = {CaseKind::passkey};
+  EXPECT_FALSE(passkey.needs_haystack());
+  passkey.passkey_filler = PasskeyFiller::haystack;
+  EXPECT_TRUE(passkey.needs_haystack());
+}
+
+}  // namespace
+}  // namespace cocktail::eval
