@@ -10,5 +10,6 @@ void add_plan_command(CLI::App& app);
 void add_bench_command(CLI::App& app);  // bench attention, and bench decode:
 void add_bench_decode_command(CLI::App& bench);
 void add_run_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
 
 }  // namespace cocktail::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     if (app.get_subcommands().empty()) throw CLI::RequiredError("A subcommand");
   });
   cocktail::cli::add_run_command(app);
+  cocktail::cli::add_eval_command(app);
   cocktail::cli::add_backends_command(app);
   cocktail::cli::add_plan_command(app);
   cocktail::cli::add_bench_command(app);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <utility>
 
+#include "cocktail/tie_lifetime.hpp"
+
 namespace cocktail {
 
 Session::Session(std::shared_ptr<KvStore> store, std::shared_ptr<AttentionExecutor> attention,
@@ -11,6 +13,12 @@ Session::Session(std::shared_ptr<KvStore> store, std::shared_ptr<AttentionExecut
       attention_(std::move(attention)),
       planner_(std::move(planner)),
       scorer_(std::move(scorer)) {}
+
+Session Session::fork() const {
+  Session copy = *this;
+  copy.store_ = tie_lifetime(store_->clone(store_->options().layout), attention_);
+  return copy;
+}
 
 float Session::softmax_scale() const {
   return 1.0f / std::sqrt(float(store_->options().shape.head_dim));

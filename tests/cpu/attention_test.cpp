@@ -351,6 +351,41 @@ TEST(CpuKvStore, LaterPlansOnlyLowerPrecisionFromFp16OrInt8) {
   EXPECT_THROW(store.commit(from_int4), Error);
 }
 
+// A copy holds the same tokens and plan, goes on independently, and may take another layout
+// while nothing is committed.
+TEST(CpuKvStore, CloneIsIndependentAndMayChangeLayoutBeforeCommit) {
+  std::mt19937 rng(31);
+  KvStoreOptions opt;
+  opt.shape = {2, 2, 64};
+  CpuKvStore original(opt);
+  fill(original, 100, rng);
+  const Plan plan = make_plan(100, 32, kEveryPrecision, rng);
+
+  KvQuantLayout per_token = opt.layout;
+  per_token.key_axis = QuantAxis::per_token;
+  const std::shared_ptr<KvStore> copy = original.clone(per_token);
+  KvStoreOptions direct_options = opt;
+  direct_options.layout = per_token;
+  CpuKvStore direct(direct_options);
+  std::mt19937 same(31);
+  fill(direct, 100, same);
+  copy->commit(plan);
+  direct.commit(plan);
+  EXPECT_EQ(copy->options().layout, per_token);
+  EXPECT_EQ(copy->bytes(), direct.bytes());
+  EXPECT_EQ(copy->snapshot(1, 1).keys, direct.snapshot(1, 1).keys);
+  EXPECT_EQ(original.n_committed(), 0);  // the original is untouched
+
+  const std::shared_ptr<KvStore> committed_copy = direct.clone(per_token);
+  EXPECT_EQ(committed_copy->plan().storage_order(), direct.plan().storage_order());
+  EXPECT_EQ(committed_copy->n_committed(), direct.n_committed());
+  EXPECT_EQ(committed_copy->snapshot(0, 1).values, direct.snapshot(0, 1).values);
+  committed_copy->append(0, random_floats(128, rng), random_floats(128, rng), 1);
+  EXPECT_EQ(committed_copy->snapshot(0, 0).positions.size(), 101u);
+  EXPECT_EQ(direct.snapshot(0, 0).positions.size(), 100u);
+  EXPECT_THROW(direct.clone(opt.layout), Error);  // committed: the layout is fixed
+}
+
 TEST(CpuKvStore, BadInputIsAnError) {
   KvStoreOptions opt;
   opt.shape = {1, 1, 48};

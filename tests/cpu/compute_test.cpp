@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -645,6 +646,150 @@ TEST(Elementwise, SiluMulAndAdd) {
   std::vector<float> a(4), b(5);
   expect_error([&] { CpuCompute(1).add(a, b); }, "y has 5 elements");
   expect_error([&] { CpuCompute(1).silu_mul(a, b); }, "up has 5 elements");
+}
+
+// ---- the encoder ops -----------------------------------------------------------------------
+
+TEST(LayerNorm, MatchesDefinition) {
+  std::mt19937 rng(12);
+  for (std::int64_t dim : {37, 384}) {
+    const std::int64_t rows = 70;
+    auto x = random_activations(std::size_t(rows * dim), rng);
+    // A row far from zero, where E[x²] - mean² would lose the variance.
+    for (std::int64_t j = 0; j < dim; ++j) x[std::size_t(dim + j)] += 1000.0f;
+    const auto weight = random_activations(std::size_t(dim), rng);
+    const auto bias = random_activations(std::size_t(dim), rng);
+    std::vector<float> out(x.size());
+    CpuCompute(2).layer_norm(x, weight, bias, 1e-12f, out);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      double mean = 0.0, var = 0.0;
+      for (std::int64_t j = 0; j < dim; ++j) mean += x[std::size_t(r * dim + j)];
+      mean /= double(dim);
+      for (std::int64_t j = 0; j < dim; ++j) {
+        const double d = x[std::size_t(r * dim + j)] - mean;
+        var += d * d;
+      }
+      const double scale = 1.0 / std::sqrt(var / double(dim) + 1e-12);
+      for (std::int64_t j = 0; j < dim; ++j) {
+        const auto at = std::size_t(r * dim + j);
+        const double normed = (x[at] - mean) * scale;
+        const double want = normed * weight[std::size_t(j)] + bias[std::size_t(j)];
+        // Row 1's inputs carry float rounding of 1000 + x, about 6e-5 relative to its spread.
+        const double tol =
+            (r == 1 ? 2e-3 : 1e-5) * std::abs(weight[std::size_t(j)]) * (std::abs(normed) + 1.0) +
+            1e-6;
+        ASSERT_NEAR(out[at], want, tol) << r << " " << j;
+      }
+    }
+    std::vector<float> in_place = x;
+    CpuCompute(1).layer_norm(in_place, weight, bias, 1e-12f, in_place);
+    EXPECT_EQ(in_place, out);
+  }
+  std::vector<float> x(8), w(4), b(3), out(8);
+  expect_error([&] { CpuCompute(1).layer_norm(x, w, b, 1e-5f, out); }, "bias has 3 elements");
+  expect_error([&] { CpuCompute(1).layer_norm(x, b, b, 1e-5f, out); },
+               "not a whole number of rows");
+  expect_error([&] { CpuCompute(1).layer_norm(x, w, w, 1e-5f, std::span(out).first(4)); },
+               "out has 4 elements");
+}
+
+TEST(Gelu, MatchesTheErfForm) {
+  std::mt19937 rng(13);
+  for (std::size_t count : {std::size_t(13), std::size_t(100003)}) {
+    auto x = random_activations(count, rng);
+    // The tails: GELU of large negative inputs is tiny and must keep its relative precision.
+    const float edges[] = {-30.0f, -9.0f, -5.5f, -3.0f, -1e-3f, 0.0f, 1e-3f, 3.0f, 9.0f, 30.0f};
+    std::copy(std::begin(edges), std::end(edges), x.begin());
+    auto y = x;
+    CpuCompute(2).gelu(y);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double v = x[i];
+      const double want = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+      // exp(-x²/2) inside erfc inherits the float rounding of x²: relative error ~ x² ulp.
+      ASSERT_NEAR(y[i], want, (1e-6 + 2e-7 * v * v) * std::abs(want) + 1e-38) << "x = " << v;
+    }
+  }
+}
+
+TEST(AddBias, EveryRow) {
+  std::mt19937 rng(14);
+  const std::int64_t rows = 50, dim = 37;
+  const auto x = random_activations(std::size_t(rows * dim), rng);
+  const auto bias = random_activations(std::size_t(dim), rng);
+  auto y = x;
+  CpuCompute(2).add_bias(y, bias);
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] + bias[i % std::size_t(dim)]);
+  std::vector<float> z(10);
+  expect_error([&] { CpuCompute(1).add_bias(z, std::span(bias).first(4)); },
+               "not a whole number of rows of bias's 4");
+}
+
+// Softmax attention of every token over its own sequence, in float64.
+std::vector<double> encoder_attention_reference(const std::vector<float>& q,
+                                                const std::vector<float>& k,
+                                                const std::vector<float>& v,
+                                                const std::vector<std::int64_t>& lengths,
+                                                int n_heads, int head_dim, double scale) {
+  const std::int64_t stride = std::int64_t(n_heads) * head_dim;
+  std::vector<double> out(q.size());
+  std::int64_t first = 0;
+  for (const std::int64_t length : lengths) {
+    for (int h = 0; h < n_heads; ++h) {
+      for (std::int64_t i = first; i < first + length; ++i) {
+        std::vector<double> p(static_cast<std::size_t>(length));
+        double max = -INFINITY, sum = 0.0;
+        for (std::int64_t j = 0; j < length; ++j) {
+          double dot = 0.0;
+          for (int d = 0; d < head_dim; ++d) {
+            dot += double(q[std::size_t(i * stride + h * head_dim + d)]) *
+                   k[std::size_t((first + j) * stride + h * head_dim + d)];
+          }
+          p[std::size_t(j)] = scale * dot;
+          max = std::max(max, p[std::size_t(j)]);
+        }
+        for (double& x : p) sum += (x = std::exp(x - max));
+        for (int d = 0; d < head_dim; ++d) {
+          double acc = 0.0;
+          for (std::int64_t j = 0; j < length; ++j) {
+            acc += p[std::size_t(j)] * v[std::size_t((first + j) * stride + h * head_dim + d)];
+          }
+          out[std::size_t(i * stride + h * head_dim + d)] = acc / sum;
+        }
+      }
+    }
+    first += length;
+  }
+  return out;
+}
+
+TEST(EncoderAttention, EachTokenSeesItsOwnSequence) {
+  std::mt19937 rng(15);
+  // head_dim 32 (MiniLM) and 6 (a scalar tail); lengths from 1 to past a padded key row.
+  for (int head_dim : {32, 6}) {
+    const int n_heads = 3;
+    const std::vector<std::int64_t> lengths = {5, 1, 33, 17, 70};
+    const std::int64_t tokens = std::accumulate(lengths.begin(), lengths.end(), std::int64_t(0));
+    const auto size = std::size_t(tokens * n_heads * head_dim);
+    const auto q = random_activations(size, rng);
+    const auto k = random_activations(size, rng);
+    const auto v = random_activations(size, rng);
+    const double scale = 1.0 / std::sqrt(double(head_dim));
+    const auto want = encoder_attention_reference(q, k, v, lengths, n_heads, head_dim, scale);
+    for (int threads : {1, 2}) {
+      std::vector<float> out(size, NAN);
+      CpuCompute(threads).encoder_attention(q, k, v, lengths, n_heads, head_dim, float(scale), out);
+      for (std::size_t i = 0; i < size; ++i) {
+        ASSERT_NEAR(out[i], want[i], 2e-5 * (std::abs(want[i]) + 1.0)) << head_dim << " " << i;
+      }
+    }
+  }
+  std::vector<float> x(2 * 2 * 4);
+  const std::vector<std::int64_t> too_many = {3};
+  const std::vector<std::int64_t> empty_sequence = {2, 0};
+  expect_error([&] { CpuCompute(1).encoder_attention(x, x, x, too_many, 2, 4, 1.0f, x); },
+               "q has 16 elements");
+  expect_error([&] { CpuCompute(1).encoder_attention(x, x, x, empty_sequence, 2, 4, 1.0f, x); },
+               "sequence 1 has length 0");
 }
 
 }  // namespace

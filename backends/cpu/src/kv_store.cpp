@@ -51,6 +51,33 @@ CpuKvStore::CpuKvStore(const KvStoreOptions& options) : options_(options) {
   layer_tokens_.assign(std::size_t(options_.shape.n_layers), 0);
 }
 
+std::shared_ptr<KvStore> CpuKvStore::clone(const KvQuantLayout& layout) const {
+  if (n_committed_ > 0 && !(layout == options_.layout)) {
+    throw Error("KV store: a copy of a committed store must keep its quantization layout");
+  }
+  KvStoreOptions options = options_;
+  options.layout = layout;
+  auto copy = std::make_shared<CpuKvStore>(options);
+  for (std::size_t i = 0; i < heads_.size(); ++i) {
+    const Head& from = heads_[i];
+    Head& to = copy->heads_[i];
+    to.tail_keys = from.tail_keys;
+    to.tail_values = from.tail_values;
+    for (Precision p : kAllPrecisions) {
+      const std::size_t bytes = index_[index_of(p)].tiles.size() * formats_[index_of(p)].bytes;
+      if (bytes == 0) continue;
+      to.segment_data[index_of(p)] = hwy::AllocateAligned<std::uint8_t>(bytes);
+      std::memcpy(to.segment_data[index_of(p)].get(), from.segment_data[index_of(p)].get(), bytes);
+    }
+  }
+  copy->layer_tokens_ = layer_tokens_;
+  copy->index_ = index_;
+  copy->locations_ = locations_;
+  copy->n_committed_ = n_committed_;
+  copy->plan_ = plan_;
+  return copy;
+}
+
 void CpuKvStore::append(int layer, std::span<const float> k, std::span<const float> v,
                         std::int64_t n_tokens) {
   const KvShape& s = options_.shape;

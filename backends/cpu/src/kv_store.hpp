@@ -56,6 +56,7 @@ class CpuKvStore final : public KvStore {
   std::size_t bytes() const override;
   std::vector<SegmentInfo> segments() const override;
   KvHeadSnapshot snapshot(int layer, int kv_head) const override;
+  std::shared_ptr<KvStore> clone(const KvQuantLayout& layout) const override;
 
   // The tail of `layer` holds tokens of positions [n_committed, layer_tokens(layer)).
   std::int64_t layer_tokens(int layer) const { return layer_tokens_[std::size_t(layer)]; }

@@ -44,6 +44,23 @@ class Compute {
   virtual void silu_mul(std::span<float> gate, std::span<const float> up) = 0;
   // x[i] += y[i], elementwise (residual connections).
   virtual void add(std::span<float> x, std::span<const float> y) = 0;
+
+  // The BERT-style encoder ops.
+  // out[i] = (x[i] - mean(x[i])) / sqrt(var(x[i]) + eps) * weight + bias for each row of
+  // weight.size() elements (the biased variance, as BERT's LayerNorm); out may be x.
+  virtual void layer_norm(std::span<const float> x, std::span<const float> weight,
+                          std::span<const float> bias, float eps, std::span<float> out) = 0;
+  // x[i] = x[i] · Φ(x[i]), elementwise: GELU in its exact (erf) form.
+  virtual void gelu(std::span<float> x) = 0;
+  // x[r][:] += bias for each row of bias.size() elements (a linear layer's bias).
+  virtual void add_bias(std::span<float> x, std::span<const float> bias) = 0;
+  // Unmasked softmax attention inside each of a batch of sequences laid end to end, as an
+  // encoder runs it: q, k, v and out are [tokens][n_heads][head_dim] with tokens =
+  // Σ lengths, and every token attends to every token of its own sequence with
+  // softmax(scale · q·k) per head.
+  virtual void encoder_attention(std::span<const float> q, std::span<const float> k,
+                                 std::span<const float> v, std::span<const std::int64_t> lengths,
+                                 int n_heads, int head_dim, float scale, std::span<float> out) = 0;
 };
 
 }  // namespace cocktail

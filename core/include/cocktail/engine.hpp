@@ -29,6 +29,10 @@ class Engine {
   const EngineSettings& settings() const { return settings_; }
 
   Session new_session(const KvShape& shape, std::int64_t max_tokens = 0) const;
+  // A session on a copy of `prefilled`'s cache (made by the same backend), to be planned and
+  // decoded with this engine's planner and scorer: an evaluation prefills once and tries each
+  // method on its own copy.
+  Session session_from(const Session& prefilled) const;
 
  private:
   EngineSettings settings_;

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -57,6 +58,11 @@ class KvStore {
   virtual std::size_t bytes() const = 0;
   virtual std::vector<SegmentInfo> segments() const = 0;  // storage order, tail last
   virtual KvHeadSnapshot snapshot(int layer, int kv_head) const = 0;
+  // An independent copy: the same tokens, segments and plan, quantizing with `layout` from
+  // then on. The layout may differ from this store's only while nothing is committed (an
+  // evaluation prefills once, then commits each method's plan and layout on its own copy);
+  // otherwise that is an Error.
+  virtual std::shared_ptr<KvStore> clone(const KvQuantLayout& layout) const = 0;
 };
 
 }  // namespace cocktail

@@ -36,6 +36,9 @@ class Session {
   void decode_attention(int layer, std::span<const float> q, int n_q_heads, std::span<float> out);
 
   const KvStore& store() const { return *store_; }
+  // An independent copy to go on from (the store cloned; planner, scorer and plan state shared):
+  // an evaluation decodes two ways from one committed cache.
+  Session fork() const;
   float softmax_scale() const;
 
  private:

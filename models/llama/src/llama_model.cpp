@@ -99,6 +99,7 @@ LlamaRunner::LlamaRunner(const LlamaModel& model, Compute& compute, int max_bloc
 void LlamaRunner::prefill(Session& session, std::span<const std::int32_t> tokens,
                           std::span<float> logits, const Progress& progress) {
   const auto total = std::int64_t(tokens.size());
+  capturing_ = !capture_layers_.empty();
   for (std::int64_t first = 0; first < total; first += max_block_) {
     const std::int64_t n = std::min<std::int64_t>(max_block_, total - first);
     const bool last = first + n == total;
@@ -106,6 +107,7 @@ void LlamaRunner::prefill(Session& session, std::span<const std::int32_t> tokens
               last ? logits : std::span<float>{});
     if (progress) progress(first + n, total);
   }
+  capturing_ = false;
 }
 
 void LlamaRunner::step(Session& session, std::int32_t token, std::span<float> logits) {
@@ -170,6 +172,7 @@ void LlamaRunner::capture_queries(std::int64_t first_position, std::vector<int> 
 }
 
 void LlamaRunner::keep_captured_queries(int layer, std::int64_t n) {
+  if (!capturing_) return;
   const auto slot = std::find(capture_layers_.begin(), capture_layers_.end(), layer);
   if (slot == capture_layers_.end()) return;
   const std::size_t row = std::size_t(model_.hparams().n_embd);
@@ -181,14 +184,21 @@ void LlamaRunner::keep_captured_queries(int layer, std::int64_t n) {
   }
 }
 
-QueryAttention LlamaRunner::query_attention(const Session& session, std::int64_t n_context) const {
+QueryAttention LlamaRunner::query_attention(const Session& session, std::int64_t n_context,
+                                            std::span<const int> layers) const {
   const LlamaHyperparameters& h = model_.hparams();
   const std::int64_t n_tokens = session.store().n_tokens();
-  QueryAttention out{capture_layers_, h.n_heads, n_context, {}};
-  out.mass.resize(capture_layers_.size() * std::size_t(h.n_heads) * std::size_t(n_context));
+  const std::size_t per_layer = std::size_t(h.n_heads) * std::size_t(n_context);
+  QueryAttention out{{layers.begin(), layers.end()}, h.n_heads, n_context, {}};
+  out.mass.resize(layers.size() * per_layer);
   std::vector<float> mass(std::size_t(h.n_heads) * std::size_t(n_tokens));
-  for (std::size_t slot = 0; slot < capture_layers_.size(); ++slot) {
-    const std::vector<float>& q = captured_[slot];
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const auto slot = std::find(capture_layers_.begin(), capture_layers_.end(), layers[i]);
+    if (slot == capture_layers_.end()) {
+      throw Error(
+          fmt::format("query attention: the queries of layer {} were not captured", layers[i]));
+    }
+    const std::vector<float>& q = captured_[std::size_t(slot - capture_layers_.begin())];
     const auto n_query = std::int64_t(q.size() / std::size_t(h.n_embd));
     if (n_query == 0 || n_context > n_tokens - n_query) {
       throw Error(
@@ -196,13 +206,11 @@ QueryAttention LlamaRunner::query_attention(const Session& session, std::int64_t
                       "do not fit the {} tokens prefilled",
                       n_query, n_context, n_tokens));
     }
-    session.attention_mass(capture_layers_[slot], q, n_query, h.n_heads, mass);
+    session.attention_mass(layers[i], q, n_query, h.n_heads, mass);
     for (int head = 0; head < h.n_heads; ++head) {
       const auto from = mass.begin() + std::ptrdiff_t(std::size_t(head) * std::size_t(n_tokens));
-      std::copy(
-          from, from + n_context,
-          out.mass.begin() + std::ptrdiff_t((slot * std::size_t(h.n_heads) + std::size_t(head)) *
-                                            std::size_t(n_context)));
+      std::copy(from, from + n_context,
+                out.mass.begin() + std::ptrdiff_t(i * per_layer + std::size_t(head) * n_context));
     }
   }
   return out;

@@ -2,21 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-
 #include "cocktail/error.hpp"
+#include "cocktail/models/model_cache.hpp"
 
 namespace cocktail::models {
-namespace {
-
-std::filesystem::path model_cache_dir() {
-  if (const char* dir = std::getenv("COCKTAIL_MODEL_DIR"); dir && *dir) return dir;
-  const char* home = std::getenv("HOME");
-  return std::filesystem::path(home && *home ? home : ".") / ".cache" / "cocktail" / "models";
-}
-
-}  // namespace
-
 ModelSettings ModelSettings::from_options(Options options) {
   ModelSettings s;
   const std::string path = options.get_string("path", s.path.string());

@@ -30,14 +30,6 @@ void append(std::vector<TokenId>& to, const std::vector<TokenId>& more) {
 
 }  // namespace
 
-// The prompt in three parts: the planned region is the chat header and the context; the
-// question and the assistant's opening stay in the FP16 tail, like generated tokens.
-struct QuestionAnswerer::Prompt {
-  std::vector<TokenId> planned;
-  std::vector<TokenId> rest;
-  bool truncated = false;
-};
-
 QuestionAnswerer::QuestionAnswerer(const Engine& engine, const LlamaModel& model,
                                    const ModelSettings& settings)
     : engine_(engine),
@@ -45,9 +37,9 @@ QuestionAnswerer::QuestionAnswerer(const Engine& engine, const LlamaModel& model
       settings_(settings),
       compute_(engine.backend().make_compute()) {}
 
-QuestionAnswerer::Prompt QuestionAnswerer::build_prompt(const Question& q) const {
-  const BpeTokenizer& tokenizer = model_.tokenizer();
-  const std::int64_t limit = model_.hparams().context_length;
+QuestionPrompt build_prompt(const LlamaModel& model, const Question& q) {
+  const BpeTokenizer& tokenizer = model.tokenizer();
+  const std::int64_t limit = model.hparams().context_length;
   if (q.question.find_first_not_of(" \t\r\n") == std::string::npos) {
     throw Error("the question is empty");
   }
@@ -60,10 +52,11 @@ QuestionAnswerer::Prompt QuestionAnswerer::build_prompt(const Question& q) const
   // Render the turn around a marker to find where the context sits in the template's text.
   const std::string marker = "\x01context\x01";
   const std::vector<ChatMessage> turn = {{"user", marker}};
-  const std::string text = model_.chat_template().render(turn, true);
+  const std::string text = model.chat_template().render(turn, true);
   const std::size_t at = text.find(marker);
-  Prompt p;
+  QuestionPrompt p;
   p.planned = tokenizer.encode(text.substr(0, at), true);
+  p.header_tokens = std::int64_t(p.planned.size());
   std::vector<TokenId> context = tokenizer.encode(q.context, false);
   if (q.context_token_limit > 0 && std::int64_t(context.size()) > q.context_token_limit) {
     context.resize(std::size_t(q.context_token_limit));
@@ -89,7 +82,7 @@ QuestionAnswerer::Prompt QuestionAnswerer::build_prompt(const Question& q) const
 }
 
 Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callbacks) const {
-  const Prompt prompt = build_prompt(question);
+  const QuestionPrompt prompt = build_prompt(model_, question);
   const BpeTokenizer& tokenizer = model_.tokenizer();
   const LlamaHyperparameters& h = model_.hparams();
   const KvShape shape = h.kv_shape();
@@ -107,9 +100,9 @@ Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callb
   std::vector<TokenId> all = prompt.planned;
   append(all, prompt.rest);
   const auto n_planned = std::int64_t(prompt.planned.size());
-  std::vector<int> attention_layers = engine_.scorer().query_attention_layers(h.n_layers);
+  const std::vector<int> attention_layers = engine_.scorer().query_attention_layers(h.n_layers);
   const bool collect_attention = !attention_layers.empty();
-  if (collect_attention) runner.capture_queries(n_planned, std::move(attention_layers));
+  if (collect_attention) runner.capture_queries(n_planned, attention_layers);
   auto start = Clock::now();
   runner.prefill(session, all, logits, callbacks.prefill_progress);
   stats.prefill_s = seconds_since(start);
@@ -120,7 +113,8 @@ Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callb
   texts.reserve(prompt.planned.size());
   for (const TokenId id : prompt.planned) texts.emplace_back(tokenizer.token_piece(id, true));
   const QueryAttention attention =
-      collect_attention ? runner.query_attention(session, n_planned) : QueryAttention{};
+      collect_attention ? runner.query_attention(session, n_planned, attention_layers)
+                        : QueryAttention{};
   answer.plan =
       session.plan_and_commit(texts, question.question, collect_attention ? &attention : nullptr);
   stats.plan_s = seconds_since(start);

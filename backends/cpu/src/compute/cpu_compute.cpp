@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "cocktail/dequantize.hpp"
 #include "cocktail/error.hpp"
 #include "compute/elementwise_kernels.hpp"
+#include "compute/encoder_attention_kernels.hpp"
 #include "compute/matmul_kernels.hpp"
 
 namespace cocktail::cpu {
@@ -58,6 +60,17 @@ void parallel_ranges(std::int64_t count, int parts, const Fn& fn) {
 
 int parts_for(std::int64_t work, std::int64_t min_per_thread, int threads) {
   return int(std::clamp<std::int64_t>(work / min_per_thread, 1, threads));
+}
+
+// The number of rows of `dim` elements in x; throws when x is not a whole number of them.
+std::int64_t rows_of(const char* op, std::size_t x_size, std::size_t dim, const char* per_row) {
+  if (dim == 0) throw Error(std::string(op) + ": empty " + per_row);
+  if (x_size % dim != 0) {
+    throw Error(std::string(op) + ": x has " + std::to_string(x_size) +
+                " elements, not a whole number of rows of " + per_row + "'s " +
+                std::to_string(dim));
+  }
+  return std::int64_t(x_size / dim);
 }
 
 }  // namespace
@@ -158,13 +171,8 @@ void CpuCompute::embedding(const WeightView& table, std::span<const std::int32_t
 void CpuCompute::rms_norm(std::span<const float> x, std::span<const float> weight, float eps,
                           std::span<float> out) {
   const auto dim = std::int64_t(weight.size());
-  if (dim == 0) throw Error("rms_norm: empty weight");
-  if (x.size() % weight.size() != 0) {
-    throw Error("rms_norm: x has " + std::to_string(x.size()) +
-                " elements, not a whole number of rows of weight's " + std::to_string(dim));
-  }
+  const std::int64_t rows = rows_of("rms_norm", x.size(), weight.size(), "weight");
   expect_size("rms_norm", "out", out.size(), std::int64_t(x.size()), "x's size");
-  const std::int64_t rows = std::int64_t(x.size()) / dim;
   parallel_ranges(rows, parts_for(std::int64_t(x.size()), kMinElementsPerThread, threads()),
                   [&](std::int64_t begin, std::int64_t end) {
                     rms_norm_rows(x.data(), weight.data(), dim, eps, out.data(), begin, end);
@@ -204,6 +212,78 @@ void CpuCompute::add(std::span<float> x, std::span<const float> y) {
   parallel_ranges(
       count, parts_for(count, kMinElementsPerThread, threads()),
       [&](std::int64_t begin, std::int64_t end) { add_range(x.data(), y.data(), begin, end); });
+}
+
+void CpuCompute::layer_norm(std::span<const float> x, std::span<const float> weight,
+                            std::span<const float> bias, float eps, std::span<float> out) {
+  const auto dim = std::int64_t(weight.size());
+  const std::int64_t rows = rows_of("layer_norm", x.size(), weight.size(), "weight");
+  expect_size("layer_norm", "bias", bias.size(), dim, "weight's size");
+  expect_size("layer_norm", "out", out.size(), std::int64_t(x.size()), "x's size");
+  parallel_ranges(rows, parts_for(std::int64_t(x.size()), kMinElementsPerThread, threads()),
+                  [&](std::int64_t begin, std::int64_t end) {
+                    layer_norm_rows(x.data(), weight.data(), bias.data(), dim, eps, out.data(),
+                                    begin, end);
+                  });
+}
+
+void CpuCompute::gelu(std::span<float> x) {
+  const auto count = std::int64_t(x.size());
+  parallel_ranges(count, parts_for(count, kMinElementsPerThread, threads()),
+                  [&](std::int64_t begin, std::int64_t end) { gelu_range(x.data(), begin, end); });
+}
+
+void CpuCompute::add_bias(std::span<float> x, std::span<const float> bias) {
+  const auto dim = std::int64_t(bias.size());
+  const std::int64_t rows = rows_of("add_bias", x.size(), bias.size(), "bias");
+  parallel_ranges(rows, parts_for(std::int64_t(x.size()), kMinElementsPerThread, threads()),
+                  [&](std::int64_t begin, std::int64_t end) {
+                    add_bias_rows(x.data(), bias.data(), dim, begin, end);
+                  });
+}
+
+void CpuCompute::encoder_attention(std::span<const float> q, std::span<const float> k,
+                                   std::span<const float> v, std::span<const std::int64_t> lengths,
+                                   int n_heads, int head_dim, float scale, std::span<float> out) {
+  if (n_heads <= 0 || head_dim <= 0) {
+    throw Error("encoder_attention: needs n_heads > 0 and head_dim > 0, got n_heads " +
+                std::to_string(n_heads) + ", head_dim " + std::to_string(head_dim));
+  }
+  std::vector<std::int64_t> starts(lengths.size() + 1, 0);
+  for (std::size_t s = 0; s < lengths.size(); ++s) {
+    if (lengths[s] <= 0) {
+      throw Error("encoder_attention: sequence " + std::to_string(s) + " has length " +
+                  std::to_string(lengths[s]) + "; every sequence needs a token");
+    }
+    starts[s + 1] = starts[s] + lengths[s];
+  }
+  const std::int64_t stride = std::int64_t(n_heads) * head_dim;
+  const std::int64_t tokens = starts.back();
+  const std::string why = "tokens * n_heads * head_dim = " + std::to_string(tokens) + " * " +
+                          std::to_string(n_heads) + " * " + std::to_string(head_dim);
+  expect_size("encoder_attention", "q", q.size(), tokens * stride, why);
+  expect_size("encoder_attention", "k", k.size(), tokens * stride, why);
+  expect_size("encoder_attention", "v", v.size(), tokens * stride, why);
+  expect_size("encoder_attention", "out", out.size(), tokens * stride, why);
+  if (tokens == 0) return;
+
+  // One task per sequence and head; work grows with length², so a task's cost is uneven and
+  // the schedule dynamic.
+  const std::int64_t max_length = *std::max_element(lengths.begin(), lengths.end());
+  const std::int64_t work =
+      std::inner_product(lengths.begin(), lengths.end(), lengths.begin(), std::int64_t(0)) * stride;
+  const int n_threads = parts_for(work, kMinElementsPerThread, threads());
+  const std::size_t scratch_floats = encoder_attention_scratch(max_length, head_dim);
+  std::vector<float> scratch(std::size_t(n_threads) * scratch_floats);
+  const auto tasks = std::int64_t(lengths.size()) * n_heads;
+#pragma omp parallel for schedule(dynamic) num_threads(n_threads)
+  for (std::int64_t task = 0; task < tasks; ++task) {
+    const auto s = std::size_t(task / n_heads);
+    const std::int64_t offset = starts[s] * stride + (task % n_heads) * head_dim;
+    encoder_attention_head(q.data() + offset, k.data() + offset, v.data() + offset,
+                           out.data() + offset, lengths[s], stride, head_dim, scale,
+                           scratch.data() + std::size_t(omp_get_thread_num()) * scratch_floats);
+  }
 }
 
 }  // namespace cocktail::cpu

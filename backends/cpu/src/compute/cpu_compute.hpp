@@ -34,6 +34,13 @@ class CpuCompute final : public Compute {
             float base) override;
   void silu_mul(std::span<float> gate, std::span<const float> up) override;
   void add(std::span<float> x, std::span<const float> y) override;
+  void layer_norm(std::span<const float> x, std::span<const float> weight,
+                  std::span<const float> bias, float eps, std::span<float> out) override;
+  void gelu(std::span<float> x) override;
+  void add_bias(std::span<float> x, std::span<const float> bias) override;
+  void encoder_attention(std::span<const float> q, std::span<const float> k,
+                         std::span<const float> v, std::span<const std::int64_t> lengths,
+                         int n_heads, int head_dim, float scale, std::span<float> out) override;
 
  private:
   int threads() const;

@@ -23,4 +23,16 @@ void silu_mul_range(float* gate, const float* up, std::int64_t begin, std::int64
 // x[i] += y[i] for i in [begin, end).
 void add_range(float* x, const float* y, std::int64_t begin, std::int64_t end);
 
+// out[r] = (x[r] - mean) / sqrt(var + eps) · weight + bias for rows r in [row_begin, row_end)
+// of `dim` elements (biased variance); out may be x.
+void layer_norm_rows(const float* x, const float* weight, const float* bias, std::int64_t dim,
+                     float eps, float* out, std::int64_t row_begin, std::int64_t row_end);
+
+// x[i] = x[i] · Φ(x[i]) (GELU, erf form) for i in [begin, end).
+void gelu_range(float* x, std::int64_t begin, std::int64_t end);
+
+// x[r][:] += bias for rows r in [row_begin, row_end) of `dim` elements.
+void add_bias_rows(float* x, const float* bias, std::int64_t dim, std::int64_t row_begin,
+                   std::int64_t row_end);
+
 }  // namespace cocktail::cpu

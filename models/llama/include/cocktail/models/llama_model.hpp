@@ -72,8 +72,9 @@ class LlamaRunner {
   // from `first_position` on, in `layers`: the attention scorer reads what they attend to.
   void capture_queries(std::int64_t first_position, std::vector<int> layers);
   // After that prefill, before the commit: the attention mass those query tokens gave each of
-  // the first `n_context` tokens, per captured layer and query head.
-  QueryAttention query_attention(const Session& session, std::int64_t n_context) const;
+  // the first `n_context` tokens, per query head, for each of `layers` (all captured).
+  QueryAttention query_attention(const Session& session, std::int64_t n_context,
+                                 std::span<const int> layers) const;
 
  private:
   void run_block(Session& session, std::span<const std::int32_t> tokens, std::span<float> logits);
@@ -88,6 +89,7 @@ class LlamaRunner {
   std::vector<std::int32_t> positions_;
   std::vector<float> x_, norm_, q_, k_, v_, attn_, gate_, up_, proj_;
   std::int64_t capture_from_ = 0;
+  bool capturing_ = false;  // only prefill captures: decode steps are not the query
   std::vector<int> capture_layers_;
   std::vector<std::vector<float>> captured_;  // per capture layer: [tokens][n_heads][head_dim]
 };

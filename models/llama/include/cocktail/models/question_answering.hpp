@@ -51,6 +51,21 @@ struct Answer {
   AnswerStats stats;
 };
 
+// A question's prompt in the model's chat template, in two parts: `planned` is the chat header
+// and the context (what the plan covers); `rest` is the question and the assistant's opening,
+// which stay in the FP16 tail like generated tokens.
+struct QuestionPrompt {
+  std::vector<TokenId> planned;
+  std::vector<TokenId> rest;
+  std::int64_t header_tokens = 0;  // the chat header at the start of `planned`
+  bool truncated = false;
+};
+
+// Tokenizes a question with the model's chat template. Throws Error for an empty question, a
+// max_new_tokens below 1 or beyond the model's context length, or a prompt that does not fit
+// (see Question::truncate_context).
+QuestionPrompt build_prompt(const LlamaModel& model, const Question& question);
+
 // Answers questions about long contexts with a Llama model on the engine's backend: prefill at
 // full precision, then the engine's planner and scorer plan the context and the store commits
 // the plan (reorder + quantize), then decoding runs on the mixed cache and its FP16 tail.
@@ -63,14 +78,10 @@ class QuestionAnswerer {
 
   QuestionAnswerer(const Engine& engine, const LlamaModel& model, const ModelSettings& settings);
 
-  // Throws Error for an empty question, a max_new_tokens below 1 or beyond the model's
-  // context length, or a prompt that does not fit (see Question::truncate_context).
+  // Throws Error as build_prompt() does.
   Answer answer(const Question& question, const Callbacks& callbacks = {}) const;
 
  private:
-  struct Prompt;
-  Prompt build_prompt(const Question& question) const;
-
   const Engine& engine_;
   const LlamaModel& model_;
   ModelSettings settings_;

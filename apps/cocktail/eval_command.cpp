@@ -1,0 +1,249 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "cli_common.hpp"
+#include "cocktail/error.hpp"
+#include "cocktail/eval/generate.hpp"
+#include "cocktail/eval/heatmap_svg.hpp"
+#include "cocktail/eval/markdown_table.hpp"
+#include "cocktail/eval/progress.hpp"
+#include "cocktail/eval/scatter_svg.hpp"
+#include "cocktail/eval/suite.hpp"
+#include "commands.hpp"
+#include "eval_runner.hpp"
+
+namespace cocktail::cli {
+namespace {
+
+struct EvalArgs {
+  ConfigArgs config;
+  std::string suite = "builtin";
+  std::string haystack;
+  std::string methods = kDefaultEvalMethods;
+  std::string json_out;
+  std::string report_dir;
+  int max_tokens = 32;
+};
+
+// Everything one method did over the cases, for the report.
+struct MethodTotals {
+  eval::MethodResults results;
+  std::vector<MethodCaseOutcome> outcomes;
+  std::vector<double> prefill_s;  // the case's shared prefill, beside each outcome
+
+  double mean(double MethodCaseOutcome::*field) const {
+    double sum = 0.0;
+    for (const auto& o : outcomes) sum += o.*field;
+    return outcomes.empty() ? eval::kNoValue : sum / double(outcomes.size());
+  }
+  std::optional<double> needle_top5_rate() const {
+    int asked = 0, hits = 0;
+    for (const auto& o : outcomes) {
+      if (!o.needle_in_top5) continue;
+      ++asked;
+      hits += *o.needle_in_top5 ? 1 : 0;
+    }
+    if (asked == 0) return std::nullopt;
+    return double(hits) / asked;
+  }
+  // Planning (scorer + planner + commit) time over the prefill time, at the longest length.
+  std::optional<double> plan_over_prefill(std::int64_t length) const {
+    double plan = 0.0, prefill = 0.0;
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      if (outcomes[i].result.length != length) continue;
+      plan += outcomes[i].plan_s;
+      prefill += prefill_s[i];
+    }
+    if (prefill == 0.0) return std::nullopt;
+    return plan / prefill;
+  }
+};
+
+nlohmann::json optional_json(std::optional<double> v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+std::optional<double> mean_of(const MethodTotals& m, eval::Metric metric,
+                              const eval::CaseFilter& filter = {}) {
+  return eval::mean_metric(m.results.cases, metric, filter);
+}
+
+std::int64_t longest_length(const std::vector<MethodTotals>& methods) {
+  std::int64_t longest = 0;
+  for (const auto& c : methods.front().results.cases) longest = std::max(longest, c.length);
+  return longest;
+}
+
+nlohmann::json results_json(const std::vector<MethodTotals>& methods,
+                            const std::vector<EvalMethod>& specs, const eval::Suite& suite) {
+  nlohmann::json out = {{"suite", suite.source}, {"methods", nlohmann::json::array()}};
+  const std::int64_t longest = longest_length(methods);
+  for (std::size_t m = 0; m < methods.size(); ++m) {
+    const MethodTotals& t = methods[m];
+    nlohmann::json cases = nlohmann::json::array();
+    for (std::size_t i = 0; i < t.outcomes.size(); ++i) {
+      const MethodCaseOutcome& o = t.outcomes[i];
+      cases.push_back({{"id", o.result.case_id},
+                       {"kind", std::string(eval::to_string(o.result.kind))},
+                       {"length", o.result.length},
+                       {"depth", number_or_null(o.result.depth)},
+                       {"contains", number_or_null(o.result.contains)},
+                       {"f1", number_or_null(o.result.f1)},
+                       {"kld", number_or_null(o.result.kld)},
+                       {"top1", number_or_null(o.result.top1)},
+                       {"avg_code_bits", o.avg_code_bits},
+                       {"kv_bytes_ratio", o.kv_bytes_ratio},
+                       {"plan_s", o.plan_s},
+                       {"prefill_s", t.prefill_s[i]},
+                       {"needle_in_top5", o.needle_in_top5 ? nlohmann::json(*o.needle_in_top5)
+                                                           : nlohmann::json(nullptr)},
+                       {"answer", o.answer}});
+    }
+    out["methods"].push_back(
+        {{"name", t.results.method},
+         {"overrides", specs[m].overrides},
+         {"avg_code_bits", number_or_null(t.results.avg_bits)},
+         {"kv_bytes_ratio", number_or_null(t.mean(&MethodCaseOutcome::kv_bytes_ratio))},
+         {"contains", optional_json(mean_of(t, eval::Metric::contains))},
+         {"niah_contains",
+          optional_json(mean_of(t, eval::Metric::contains, {eval::CaseKind::niah, {}, {}}))},
+         {"f1", optional_json(mean_of(t, eval::Metric::f1))},
+         {"kld", optional_json(mean_of(t, eval::Metric::kld))},
+         {"top1", optional_json(mean_of(t, eval::Metric::top1))},
+         {"needle_top5_rate", optional_json(t.needle_top5_rate())},
+         {"plan_s", number_or_null(t.mean(&MethodCaseOutcome::plan_s))},
+         {"plan_over_prefill_at_longest", optional_json(t.plan_over_prefill(longest))},
+         {"cases", cases}});
+  }
+  return out;
+}
+
+std::string markdown_report(const std::vector<MethodTotals>& methods,
+                            const std::vector<std::int64_t>& lengths) {
+  const std::int64_t longest = longest_length(methods);
+  std::vector<eval::TableColumn> columns = {
+      {"code bits", 2}, {"KV / FP16", 3}, {"answer found", 3},  {"F1", 3},
+      {"KLD", 4},       {"top-1", 3},     {"needle top 5%", 2}, {"plan / prefill", 3}};
+  for (std::int64_t length : lengths) columns.push_back({fmt::format("NIAH {}", length), 2});
+  std::vector<eval::TableRow> rows;
+  for (const MethodTotals& t : methods) {
+    eval::TableRow row{t.results.method,
+                       {t.results.avg_bits, t.mean(&MethodCaseOutcome::kv_bytes_ratio),
+                        mean_of(t, eval::Metric::contains), mean_of(t, eval::Metric::f1),
+                        mean_of(t, eval::Metric::kld), mean_of(t, eval::Metric::top1),
+                        t.needle_top5_rate(), t.plan_over_prefill(longest)}};
+    for (std::int64_t length : lengths) {
+      row.values.push_back(mean_of(t, eval::Metric::contains, {eval::CaseKind::niah, length, {}}));
+    }
+    rows.push_back(std::move(row));
+  }
+  return eval::render_markdown_table("method", columns, rows);
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw Error("cannot write " + path.string());
+}
+
+void write_report(const std::filesystem::path& dir, const std::vector<MethodTotals>& methods,
+                  const std::string& table, const nlohmann::json& json) {
+  std::filesystem::create_directories(dir);
+  write_file(dir / "results.md", table);
+  write_file(dir / "results.json", json.dump(2) + "\n");
+  std::vector<eval::MethodResults> results;
+  for (const MethodTotals& t : methods) {
+    results.push_back(t.results);
+    if (mean_of(t, eval::Metric::contains, {eval::CaseKind::niah, {}, {}})) {
+      write_file(dir / ("niah-" + t.results.method + ".svg"), eval::render_heatmap_svg(t.results));
+    }
+  }
+  write_file(dir / "accuracy-vs-bits.svg",
+             eval::render_scatter_svg(eval::metric_vs_bits(results, eval::Metric::contains, {},
+                                                           "Answer found against average code bits",
+                                                           "answer found (mean over cases)")));
+  write_file(dir / "kld-vs-bits.svg",
+             eval::render_scatter_svg(eval::metric_vs_bits(results, eval::Metric::kld, {},
+                                                           "KL divergence from the FP16 cache",
+                                                           "mean KLD over answer tokens")));
+}
+
+void run(const EvalArgs& args) {
+  const Config base = args.config.load();
+  const models::ModelSettings settings = models::ModelSettings::from_options(base.model);
+  const models::LlamaModel model(settings.resolved_path());
+  const std::vector<EvalMethod> methods = parse_eval_methods(args.methods);
+  const EvalRunner runner(methods, args.config.file, args.config.overrides, model, settings,
+                          args.max_tokens);
+
+  const eval::Suite suite =
+      args.suite == "builtin" ? eval::builtin_suite() : eval::load_suite(args.suite);
+  const std::optional<std::filesystem::path> haystack =
+      args.haystack.empty() ? std::nullopt : std::optional<std::filesystem::path>(args.haystack);
+  const std::vector<eval::EvalCase> cases = eval::load_suite_cases(
+      suite, haystack, [&](std::string_view text) { return runner.count_tokens(text); });
+
+  std::vector<MethodTotals> totals;
+  for (const EvalMethod& m : methods) totals.push_back({{m.name, eval::kNoValue, {}}, {}, {}});
+  std::int64_t work = 0;
+  for (const auto& c : cases) work += std::max<std::int64_t>(c.target_tokens, 1);
+  eval::Progress progress = eval::Progress::on_terminal("eval", work, "tokens");
+  for (const eval::EvalCase& c : cases) {
+    progress.set_detail(c.id);
+    const CaseRun run = runner.run(c);
+    progress.advance(std::max<std::int64_t>(c.target_tokens, 1));
+    for (std::size_t m = 0; m < methods.size(); ++m) {
+      totals[m].outcomes.push_back(run.methods[m]);
+      totals[m].prefill_s.push_back(run.prefill_s);
+      totals[m].results.cases.push_back(run.methods[m].result);
+      totals[m].results.avg_bits = totals[m].mean(&MethodCaseOutcome::avg_code_bits);
+    }
+    if (!args.json_out.empty()) {
+      write_file(args.json_out, results_json(totals, methods, suite).dump(2) + "\n");
+    }
+  }
+  progress.finish();
+  std::set<std::int64_t> lengths;
+  for (const eval::EvalCase& c : cases) {
+    if (c.kind == eval::CaseKind::niah) lengths.insert(c.target_tokens);
+  }
+  const std::string table = markdown_report(totals, {lengths.begin(), lengths.end()});
+  std::cout << table;
+  if (!args.report_dir.empty()) {
+    write_report(args.report_dir, totals, table, results_json(totals, methods, suite));
+  }
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto args = std::make_shared<EvalArgs>();
+  CLI::App* command = app.add_subcommand(
+      "eval", "Long-context evaluation: every method on the same cases, against the FP16 cache");
+  args->config.add_to(*command, false);
+  command->add_option("--suite", args->suite, "Suite file (TOML), or builtin (docs/eval.md)")
+      ->capture_default_str();
+  command->add_option("--haystack", args->haystack,
+                      "Folder of .txt files the needles hide in (overrides the suite's)");
+  command->add_option("--methods", args->methods, "Comma-separated methods (docs/eval.md)")
+      ->capture_default_str();
+  command->add_option("--json", args->json_out, "Write the results as JSON to this file");
+  command->add_option("--report", args->report_dir,
+                      "Write results.md, results.json and the SVG plots into this folder");
+  command->add_option("--max-tokens", args->max_tokens, "Most answer tokens per case and method")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace cocktail::cli

@@ -1,0 +1,81 @@
+#include "eval_methods.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "cocktail/error.hpp"
+
+namespace cocktail::cli {
+namespace {
+
+std::vector<std::string> uniform(const std::string& precision, const std::string& key_axis) {
+  return {"engine.planner=uniform", "planner.uniform.precision=" + precision,
+          "quant.key_axis=" + key_axis, "quant.value_axis=token"};
+}
+
+const std::map<std::string, std::vector<std::string>>& fixed_methods() {
+  static const std::map<std::string, std::vector<std::string>> methods = {
+      {"fp16", uniform("fp16", "token")},        {"int8", uniform("int8", "token")},
+      {"int4", uniform("int4", "token")},        {"int2", uniform("int2", "token")},
+      {"nf4", uniform("nf4", "token")},          {"kivi-int4", uniform("int4", "channel")},
+      {"kivi-int2", uniform("int2", "channel")}, {"recency", {"engine.planner=recency"}},
+  };
+  return methods;
+}
+
+[[noreturn]] void unknown(const std::string& name) {
+  std::string known;
+  for (const auto& [n, overrides] : fixed_methods()) known += n + ", ";
+  throw Error(
+      fmt::format("unknown evaluation method '{}'; known: {}cocktail[@scorer], "
+                  "budget-<bits>[@scorer]",
+                  name, known));
+}
+
+// A planner method with an optional @scorer.
+EvalMethod planner_method(const std::string& name) {
+  const std::size_t at = name.find('@');
+  const std::string planner = name.substr(0, at);
+  EvalMethod method{name, {}};
+  if (planner == "cocktail") {
+    method.overrides.push_back("engine.planner=cocktail");
+  } else if (planner.starts_with("budget-")) {
+    const std::string bits = planner.substr(7);
+    char* end = nullptr;
+    const double value = std::strtod(bits.c_str(), &end);
+    if (bits.empty() || *end != '\0' || value <= 0.0 || value > 16.0) unknown(name);
+    method.overrides.push_back("engine.planner=budget");
+    method.overrides.push_back("planner.budget.target_bits=" + bits);
+  } else {
+    unknown(name);
+  }
+  if (at != std::string::npos) {
+    if (at + 1 == name.size()) unknown(name);
+    method.overrides.push_back("engine.scorer=" + name.substr(at + 1));
+  }
+  return method;
+}
+
+}  // namespace
+
+std::vector<EvalMethod> parse_eval_methods(const std::string& list) {
+  std::vector<EvalMethod> methods;
+  std::stringstream stream(list);
+  std::string name;
+  while (std::getline(stream, name, ',')) {
+    if (name.empty()) continue;
+    for (const EvalMethod& m : methods) {
+      if (m.name == name) throw Error(fmt::format("evaluation method '{}' is listed twice", name));
+    }
+    const auto fixed = fixed_methods().find(name);
+    methods.push_back(fixed != fixed_methods().end() ? EvalMethod{name, fixed->second}
+                                                     : planner_method(name));
+  }
+  if (methods.empty()) throw Error("no evaluation method given");
+  return methods;
+}
+
+}  // namespace cocktail::cli

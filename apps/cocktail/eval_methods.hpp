@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cocktail::cli {
+
+// One method of an evaluation: its name and the `section.key=value` overrides that make it from
+// the base config.
+struct EvalMethod {
+  std::string name;
+  std::vector<std::string> overrides;
+};
+
+// Every method the issue compares, in report order.
+inline constexpr const char* kDefaultEvalMethods =
+    "fp16,int8,int4,int2,kivi-int4,kivi-int2,nf4,recency,cocktail@bm25,cocktail@minilm,"
+    "cocktail@attention,budget-2.5@attention,budget-3@attention,budget-4@attention";
+
+// Parses a comma-separated method list. Names:
+//   fp16, int8, int4, int2, nf4    one precision everywhere, keys and values grouped per token
+//   kivi-int4, kivi-int2            one precision, keys per channel and values per token (KIVI)
+//   recency                         the recency planner's tiers
+//   cocktail[@scorer]               the Cocktail planner, with the config's or the named scorer
+//   budget-<bits>[@scorer]          the budget planner at <bits> average code bits
+// Throws Error naming an unknown method and listing the known ones.
+std::vector<EvalMethod> parse_eval_methods(const std::string& list);
+
+}  // namespace cocktail::cli

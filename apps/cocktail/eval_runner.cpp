@@ -1,0 +1,224 @@
+#include "eval_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "cocktail/eval/metrics.hpp"
+#include "cocktail/models/question_answering.hpp"
+
+namespace cocktail::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Config method_config(const std::string& file, std::vector<std::string> overrides,
+                     const std::vector<std::string>& method_overrides) {
+  overrides.insert(overrides.end(), method_overrides.begin(), method_overrides.end());
+  return file.empty() ? parse_config("", "<defaults>", overrides) : load_config(file, overrides);
+}
+
+std::vector<double> log_softmax(std::span<const float> logits) {
+  const double max = *std::max_element(logits.begin(), logits.end());
+  double sum = 0.0;
+  for (float x : logits) sum += std::exp(double(x) - max);
+  const double log_sum = max + std::log(sum);
+  std::vector<double> out(logits.size());
+  for (std::size_t i = 0; i < logits.size(); ++i) out[i] = double(logits[i]) - log_sum;
+  return out;
+}
+
+std::size_t argmax(std::span<const double> x) {
+  return std::size_t(std::max_element(x.begin(), x.end()) - x.begin());
+}
+
+// KL(p || q) for log-probabilities.
+double kl_divergence(std::span<const double> log_p, std::span<const double> log_q) {
+  double kl = 0.0;
+  for (std::size_t i = 0; i < log_p.size(); ++i) kl += std::exp(log_p[i]) * (log_p[i] - log_q[i]);
+  return std::max(kl, 0.0);
+}
+
+// Token index of each needle's first byte, given where the context starts among the planned
+// tokens and their pieces.
+std::vector<std::int64_t> needle_tokens(const eval::EvalCase& c, std::span<const std::string> texts,
+                                        std::int64_t header_tokens) {
+  std::vector<std::int64_t> tokens;
+  for (const eval::CharRange& needle : c.needles) {
+    std::size_t offset = 0;
+    for (std::int64_t t = header_tokens; t < std::int64_t(texts.size()); ++t) {
+      offset += texts[std::size_t(t)].size();
+      if (offset > needle.begin) {
+        tokens.push_back(t);
+        break;
+      }
+    }
+  }
+  return tokens;
+}
+
+// Whether the chunk holding some needle ranks in the top 5% of the plan's finite scores.
+std::optional<bool> needle_in_top5(const Plan& plan, const std::vector<std::int64_t>& needles) {
+  std::vector<double> scores;
+  for (const ChunkPlan& chunk : plan.chunks) {
+    if (std::isfinite(chunk.score)) scores.push_back(chunk.score);
+  }
+  if (scores.empty() || needles.empty()) return std::nullopt;
+  std::sort(scores.begin(), scores.end(), std::greater<>());
+  const auto top = std::size_t(std::ceil(0.05 * double(scores.size())));
+  const double cut = scores[top - 1];
+  for (std::int64_t token : needles) {
+    for (const ChunkPlan& chunk : plan.chunks) {
+      const bool holds = token >= chunk.first_token && token < chunk.first_token + chunk.n_tokens;
+      if (holds && std::isfinite(chunk.score) && chunk.score >= cut) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+struct EvalRunner::Reference {
+  std::vector<std::int32_t> tokens;
+  std::vector<std::vector<double>> log_probs;  // after each answer token but the last
+};
+
+EvalRunner::EvalRunner(const std::vector<EvalMethod>& methods, const std::string& config_file,
+                       const std::vector<std::string>& overrides, const models::LlamaModel& model,
+                       const models::ModelSettings& settings, int max_new_tokens)
+    : methods_(methods), model_(model), settings_(settings), max_new_tokens_(max_new_tokens) {
+  for (const EvalMethod& m : methods_) {
+    engines_.push_back(
+        std::make_unique<Engine>(method_config(config_file, overrides, m.overrides)));
+  }
+  fp16_engine_ = std::make_unique<Engine>(
+      method_config(config_file, overrides, parse_eval_methods("fp16").front().overrides));
+  compute_ = fp16_engine_->backend().make_compute();
+}
+
+std::int64_t EvalRunner::count_tokens(std::string_view text) const {
+  return std::int64_t(model_.tokenizer().encode(text, false).size());
+}
+
+std::vector<std::int32_t> EvalRunner::greedy_answer(
+    Session& session, models::LlamaRunner& runner, std::span<const float> first_logits,
+    std::vector<std::vector<double>>* log_probs) const {
+  const models::BpeTokenizer& tokenizer = model_.tokenizer();
+  std::vector<float> logits(first_logits.begin(), first_logits.end());
+  std::vector<std::int32_t> tokens;
+  while (std::int64_t(tokens.size()) < max_new_tokens_) {
+    const auto next = std::int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    if (tokenizer.vocabulary().types[std::size_t(next)] == models::TokenType::control) break;
+    tokens.push_back(next);
+    if (std::int64_t(tokens.size()) == max_new_tokens_) break;
+    runner.step(session, next, logits);
+    if (log_probs) log_probs->push_back(log_softmax(logits));
+  }
+  return tokens;
+}
+
+EvalRunner::Reference EvalRunner::fp16_reference(const Session& prefilled,
+                                                 std::span<const std::string> texts,
+                                                 const eval::EvalCase& c,
+                                                 std::span<const float> first_logits) const {
+  Session session = fp16_engine_->session_from(prefilled);
+  session.plan_and_commit(texts, c.question);
+  models::LlamaRunner runner(model_, *compute_, settings_.prefill_block);
+  Reference reference;
+  reference.tokens = greedy_answer(session, runner, first_logits, &reference.log_probs);
+  return reference;
+}
+
+MethodCaseOutcome EvalRunner::run_method(const Engine& engine, const Session& prefilled,
+                                         const models::QuestionPrompt& prompt,
+                                         std::span<const std::string> texts,
+                                         const eval::EvalCase& c, const Reference& reference,
+                                         std::span<const float> first_logits,
+                                         models::LlamaRunner& runner) const {
+  const models::LlamaHyperparameters& h = model_.hparams();
+  const auto n_planned = std::int64_t(prompt.planned.size());
+  MethodCaseOutcome out;
+  Session session = engine.session_from(prefilled);
+
+  const auto start = Clock::now();
+  const std::vector<int> layers = engine.scorer().query_attention_layers(h.n_layers);
+  const QueryAttention attention =
+      layers.empty() ? QueryAttention{} : runner.query_attention(prefilled, n_planned, layers);
+  const Plan plan =
+      session.plan_and_commit(texts, c.question, layers.empty() ? nullptr : &attention);
+  out.plan_s = seconds_since(start);
+  out.avg_code_bits = plan.average_code_bits();
+  const KvStore& store = session.store();
+  out.kv_bytes_ratio = double(store.bytes()) / double(h.kv_shape().fp16_bytes(store.n_tokens()));
+  out.needle_in_top5 = needle_in_top5(plan, needle_tokens(c, texts, prompt.header_tokens));
+
+  Session own = session.fork();
+  const std::vector<std::int32_t> answer = greedy_answer(own, runner, first_logits, nullptr);
+  out.answer = model_.tokenizer().decode(answer, false);
+  out.result = eval::case_result(c, eval::score_answer(c, out.answer));
+
+  // Teacher forcing: the FP16 answer through this method's cache.
+  if (!reference.log_probs.empty()) {
+    std::vector<float> logits(std::size_t(h.n_vocab));
+    double kl = 0.0;
+    int agree = 0;
+    for (std::size_t i = 0; i < reference.log_probs.size(); ++i) {
+      runner.step(session, reference.tokens[i], logits);
+      const std::vector<double> log_q = log_softmax(logits);
+      kl += kl_divergence(reference.log_probs[i], log_q);
+      agree += argmax(reference.log_probs[i]) == argmax(log_q) ? 1 : 0;
+    }
+    const auto n = double(reference.log_probs.size());
+    out.result.kld = kl / n;
+    out.result.top1 = agree / n;
+  }
+  return out;
+}
+
+CaseRun EvalRunner::run(const eval::EvalCase& c, const Progress& prefill_progress) const {
+  const models::LlamaHyperparameters& h = model_.hparams();
+  models::Question question;
+  question.context = c.context;
+  question.question = c.question;
+  question.max_new_tokens = max_new_tokens_;
+  const models::QuestionPrompt prompt = models::build_prompt(model_, question);
+  std::vector<std::int32_t> all = prompt.planned;
+  all.insert(all.end(), prompt.rest.begin(), prompt.rest.end());
+  const auto n_planned = std::int64_t(prompt.planned.size());
+
+  // One prefill for every method, capturing the queries every attention scorer reads.
+  std::set<int> layers;
+  for (const auto& engine : engines_) {
+    for (int l : engine->scorer().query_attention_layers(h.n_layers)) layers.insert(l);
+  }
+  models::LlamaRunner runner(model_, *compute_, settings_.prefill_block);
+  if (!layers.empty()) runner.capture_queries(n_planned, {layers.begin(), layers.end()});
+  Session prefilled =
+      fp16_engine_->new_session(h.kv_shape(), std::int64_t(all.size()) + max_new_tokens_ + 1);
+  std::vector<float> first_logits(std::size_t(h.n_vocab));
+  const auto start = Clock::now();
+  runner.prefill(prefilled, all, first_logits, prefill_progress);
+
+  CaseRun run;
+  run.prefill_s = seconds_since(start);
+  run.context_tokens = n_planned;
+  std::vector<std::string> texts;
+  texts.reserve(prompt.planned.size());
+  for (std::int32_t id : prompt.planned) {
+    texts.emplace_back(model_.tokenizer().token_piece(id, true));
+  }
+  const Reference reference = fp16_reference(prefilled, texts, c, first_logits);
+  for (const auto& engine : engines_) {
+    run.methods.push_back(
+        run_method(*engine, prefilled, prompt, texts, c, reference, first_logits, runner));
+  }
+  return run;
+}
+
+}  // namespace cocktail::cli
