@@ -24,12 +24,13 @@ PyTorch) and the wheel the model comes from:
 """
 
 import argparse
-import hashlib
 import importlib.util
 import json
 import os
 import pathlib
 import sys
+
+from peer_tools import file_sha256
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 PINNED = {
@@ -75,14 +76,6 @@ TEXTS = [
     ("empty", ""),
     ("long", LONG_TEXT),
 ]
-
-
-def file_sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def model_dir():

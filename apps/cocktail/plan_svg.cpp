@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "cocktail/eval/svg_writer.hpp"
+
 namespace cocktail::cli {
 
 namespace {
@@ -63,32 +65,6 @@ void strip(std::ostringstream& svg, const Plan& plan, const std::vector<int>& or
   }
 }
 
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string render_plan_svg(const Plan& plan, const std::string& title) {
@@ -99,7 +75,7 @@ std::string render_plan_svg(const Plan& plan, const std::string& title) {
   std::ostringstream svg;
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << kWidth << "' height='" << height
       << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
-  svg << "<text x='10' y='24' font-size='16' font-weight='bold'>" << xml_escape(title)
+  svg << "<text x='10' y='24' font-size='16' font-weight='bold'>" << eval::xml_escape(title)
       << "</text>\n";
 
   std::vector<int> token_order(plan.chunks.size());

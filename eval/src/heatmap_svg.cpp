@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "svg_writer.hpp"
+#include "cocktail/eval/svg_writer.hpp"
 
 namespace cocktail::eval {
 

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "cocktail/eval/plot_axis.hpp"
-#include "svg_writer.hpp"
+#include "cocktail/eval/svg_writer.hpp"
 
 namespace cocktail::eval {
 

@@ -1,4 +1,4 @@
-#include "svg_writer.hpp"
+#include "cocktail/eval/svg_writer.hpp"
 
 #include <fmt/format.h>
 
