@@ -63,23 +63,26 @@ std::vector<std::int64_t> needle_tokens(const eval::EvalCase& c, std::span<const
   return tokens;
 }
 
-// Whether the chunk holding some needle ranks in the top 5% of the plan's finite scores.
+// Whether the chunk holding some needle ranks in the top 5% of the plan's finite scores. A
+// needle in an unscored chunk (the FP16 remainder at the end of the context, which no planner
+// scores) does not count either way; with no scored needle there is no answer.
 std::optional<bool> needle_in_top5(const Plan& plan, const std::vector<std::int64_t>& needles) {
   std::vector<double> scores;
   for (const ChunkPlan& chunk : plan.chunks) {
     if (std::isfinite(chunk.score)) scores.push_back(chunk.score);
   }
-  if (scores.empty() || needles.empty()) return std::nullopt;
+  if (scores.empty()) return std::nullopt;
   std::sort(scores.begin(), scores.end(), std::greater<>());
-  const auto top = std::size_t(std::ceil(0.05 * double(scores.size())));
-  const double cut = scores[top - 1];
+  const double cut = scores[std::size_t(std::ceil(0.05 * double(scores.size()))) - 1];
+  std::optional<bool> found;
   for (std::int64_t token : needles) {
     for (const ChunkPlan& chunk : plan.chunks) {
       const bool holds = token >= chunk.first_token && token < chunk.first_token + chunk.n_tokens;
-      if (holds && std::isfinite(chunk.score) && chunk.score >= cut) return true;
+      if (!holds || !std::isfinite(chunk.score)) continue;
+      found = found.value_or(false) || chunk.score >= cut;
     }
   }
-  return false;
+  return found;
 }
 
 }  // namespace

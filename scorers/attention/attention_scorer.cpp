@@ -14,7 +14,8 @@ AttentionScorer::AttentionScorer(Options& opts)
     : first_layer_(static_cast<int>(opts.get_int("first_layer", 0, -4096, 4095))),
       last_layer_(static_cast<int>(opts.get_int("last_layer", -1, -4096, 4095))),
       layer_step_(static_cast<int>(opts.get_int("layer_step", 1, 1, 4096))),
-      use_max_(opts.get_choice("aggregate", "mean", {"mean", "max"}) == "max") {}
+      use_max_(opts.get_choice("aggregate", "max", {"mean", "max"}) == "max"),
+      sink_tokens_(opts.get_int("sink_tokens", 4, 0, std::int64_t{1} << 40)) {}
 
 std::vector<int> AttentionScorer::query_attention_layers(int n_layers) const {
   const auto resolve = [n_layers](int layer) { return layer < 0 ? n_layers + layer : layer; };
@@ -52,8 +53,12 @@ std::vector<double> AttentionScorer::score(const ScoringInput& input) {
     double best = 0.0;
     for (std::size_t slot = 0; slot < attention->layers.size(); ++slot) {
       for (std::size_t h = 0; h < n_heads; ++h) {
+        // Attention sinks draw mass whatever the query asks; they are left out.
+        const std::int64_t first = std::max(span.first, sink_tokens_);
+        const std::int64_t end = span.first + span.count;
         const auto mass = attention->head(int(slot), int(h))
-                              .subspan(std::size_t(span.first), std::size_t(span.count));
+                              .subspan(std::size_t(std::min(first, end)),
+                                       std::size_t(std::max<std::int64_t>(end - first, 0)));
         double chunk_mass = 0.0;
         for (float m : mass) chunk_mass += m;
         total += chunk_mass;

@@ -20,6 +20,7 @@ using ::testing::HasSubstr;
 Options options(const std::string& aggregate) {
   Options o("scorer.attention", {"test.toml", 1});
   o.set("aggregate", aggregate, {"test.toml", 2});
+  o.set("sink_tokens", std::int64_t{0}, {"test.toml", 3});
   return o;
 }
 
@@ -63,6 +64,15 @@ TEST(ScorerAttention, MaxFollowsTheStrongestHead) {
   EXPECT_NEAR(s[0], 1.0, 1e-6);
   EXPECT_NEAR(s[1], 2.0, 1e-6);
   EXPECT_NEAR(s[2], 1.0, 1e-6);
+}
+
+TEST(ScorerAttention, SinkTokensAreLeftOut) {
+  Options o = options("mean");
+  o.set("sink_tokens", std::int64_t{1}, {"test.toml", 3});
+  AttentionScorer scorer(o);
+  const QueryAttention qa = attention();
+  // Token 0 no longer counts: chunk 0 keeps 0.5 (layer 3, head 0) and 0.1 (layer 5, head 0).
+  EXPECT_NEAR(score(scorer, &qa)[0], 0.6 / 4, 1e-6);
 }
 
 TEST(ScorerAttention, LayersAreARangeWithNegativesFromTheEnd) {
