@@ -200,7 +200,9 @@ void run(const EvalArgs& args) {
   eval::Progress progress = eval::Progress::on_terminal("eval", work, "tokens");
   for (const eval::EvalCase& c : cases) {
     progress.set_detail(c.id);
-    const CaseRun run = runner.run(c);
+    const CaseRun run = runner.run(c, [&](std::int64_t done, std::int64_t total) {
+      progress.set_detail(fmt::format("{}, prefill {}/{} tokens", c.id, done, total));
+    });
     progress.advance(std::max<std::int64_t>(c.target_tokens, 1));
     for (std::size_t m = 0; m < methods.size(); ++m) {
       totals[m].outcomes.push_back(run.methods[m]);

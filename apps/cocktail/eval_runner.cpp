@@ -129,10 +129,10 @@ std::vector<std::int32_t> EvalRunner::greedy_answer(
 EvalRunner::Reference EvalRunner::fp16_reference(const Session& prefilled,
                                                  std::span<const std::string> texts,
                                                  const eval::EvalCase& c,
-                                                 std::span<const float> first_logits) const {
+                                                 std::span<const float> first_logits,
+                                                 models::LlamaRunner& runner) const {
   Session session = fp16_engine_->session_from(prefilled);
   session.plan_and_commit(texts, c.question);
-  models::LlamaRunner runner(model_, *compute_, settings_.prefill_block);
   Reference reference;
   reference.tokens = greedy_answer(session, runner, first_logits, &reference.log_probs);
   return reference;
@@ -210,13 +210,12 @@ CaseRun EvalRunner::run(const eval::EvalCase& c, const Progress& prefill_progres
 
   CaseRun run;
   run.prefill_s = seconds_since(start);
-  run.context_tokens = n_planned;
   std::vector<std::string> texts;
   texts.reserve(prompt.planned.size());
   for (std::int32_t id : prompt.planned) {
     texts.emplace_back(model_.tokenizer().token_piece(id, true));
   }
-  const Reference reference = fp16_reference(prefilled, texts, c, first_logits);
+  const Reference reference = fp16_reference(prefilled, texts, c, first_logits, runner);
   for (const auto& engine : engines_) {
     run.methods.push_back(
         run_method(*engine, prefilled, prompt, texts, c, reference, first_logits, runner));

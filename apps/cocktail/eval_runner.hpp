@@ -28,7 +28,6 @@ struct MethodCaseOutcome {
 };
 
 struct CaseRun {
-  std::int64_t context_tokens = 0;
   double prefill_s = 0.0;
   std::vector<MethodCaseOutcome> methods;  // in the order of the runner's methods
 };
@@ -57,7 +56,8 @@ class EvalRunner {
  private:
   struct Reference;
   Reference fp16_reference(const Session& prefilled, std::span<const std::string> texts,
-                           const eval::EvalCase& c, std::span<const float> first_logits) const;
+                           const eval::EvalCase& c, std::span<const float> first_logits,
+                           models::LlamaRunner& runner) const;
   MethodCaseOutcome run_method(const Engine& engine, const Session& prefilled,
                                const models::QuestionPrompt& prompt,
                                std::span<const std::string> texts, const eval::EvalCase& c,

@@ -1,12 +1,11 @@
-#include <unistd.h>
-
-#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli_common.hpp"
 #include "cocktail/engine.hpp"
+#include "cocktail/eval/progress.hpp"
 #include "cocktail/models/question_answering.hpp"
 #include "commands.hpp"
 
@@ -21,17 +20,6 @@ struct RunArgs {
   bool truncate_context = false;
   bool json = false;
 };
-
-// A one-line bar redrawn in place: only for people watching a terminal.
-void draw_progress(std::int64_t done, std::int64_t total) {
-  constexpr int width = 40;
-  const int filled = total > 0 ? int(width * done / total) : width;
-  std::fprintf(stderr, "\rprefill [%s%s] %lld/%lld tokens",
-               std::string(std::size_t(filled), '#').c_str(),
-               std::string(std::size_t(width - filled), ' ').c_str(), static_cast<long long>(done),
-               static_cast<long long>(total));
-  if (done == total) std::fprintf(stderr, "\n");
-}
 
 nlohmann::json stats_json(const models::AnswerStats& s) {
   nlohmann::json chunks = nlohmann::json::object();
@@ -78,8 +66,15 @@ void run(const RunArgs& args) {
   question.truncate_context = args.truncate_context;
 
   models::QuestionAnswerer::Callbacks callbacks;
+  // A progress line for people watching a terminal (on_terminal draws nothing otherwise); the
+  // total is known once prefill starts.
+  std::optional<eval::Progress> progress;
   if (!args.json) {
-    if (isatty(STDERR_FILENO)) callbacks.prefill_progress = draw_progress;
+    callbacks.prefill_progress = [&progress](std::int64_t done, std::int64_t total) {
+      if (!progress) progress.emplace(eval::Progress::on_terminal("prefill", total, "tokens"));
+      progress->update(done);
+      if (done == total) progress->finish();
+    };
     callbacks.on_text = [](std::string_view text) { std::cout << text << std::flush; };
   }
   const models::Answer answer = answerer.answer(question, callbacks);

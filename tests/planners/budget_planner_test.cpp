@@ -20,6 +20,8 @@ namespace {
 using ::cocktail::testing::error_of;
 using ::cocktail::testing::FakeScorer;
 using ::cocktail::testing::make_tokens;
+using ::cocktail::testing::plan_with;
+using ::cocktail::testing::precisions;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
@@ -33,20 +35,6 @@ Options options(int chunk_size, double target_bits) {
   o.set("chunk_size", std::int64_t{chunk_size}, {"test.toml", 2});
   o.set("target_bits", target_bits, {"test.toml", 3});
   return o;
-}
-
-std::vector<Precision> precisions(const Plan& plan) {
-  std::vector<Precision> out;
-  for (const ChunkPlan& c : plan.chunks) out.push_back(c.precision);
-  return out;
-}
-
-Plan plan_with(BudgetPlanner& planner, int n_tokens, std::vector<double> scores) {
-  const std::vector<std::string> tokens = make_tokens(n_tokens);
-  FakeScorer scorer(std::move(scores));
-  Plan plan = planner.plan({tokens, n_tokens, "q", &scorer});
-  plan.validate();
-  return plan;
 }
 
 TEST(PlannerBudget, ThreeBitsUpgradesTheBestHalfFromInt2ToInt4) {

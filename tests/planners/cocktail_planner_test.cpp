@@ -22,6 +22,8 @@ namespace {
 using ::cocktail::testing::error_of;
 using ::cocktail::testing::FakeScorer;
 using ::cocktail::testing::make_tokens;
+using ::cocktail::testing::plan_with;
+using ::cocktail::testing::precisions;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
@@ -38,21 +40,6 @@ Options options(int chunk_size, double alpha, double beta) {
   o.set("alpha", alpha, {"test.toml", 3});
   o.set("beta", beta, {"test.toml", 4});
   return o;
-}
-
-// Plans `n_tokens` context tokens with the given chunk scores.
-Plan plan_with(CocktailPlanner& planner, int n_tokens, std::vector<double> scores) {
-  const std::vector<std::string> tokens = make_tokens(n_tokens);
-  FakeScorer scorer(std::move(scores));
-  Plan plan = planner.plan({tokens, n_tokens, "query", &scorer});
-  plan.validate();
-  return plan;
-}
-
-std::vector<Precision> precisions(const Plan& plan) {
-  std::vector<Precision> out;
-  for (const ChunkPlan& c : plan.chunks) out.push_back(c.precision);
-  return out;
 }
 
 std::string config_error(Options o) {

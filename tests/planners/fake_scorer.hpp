@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "cocktail/chunk_planner.hpp"
 #include "cocktail/chunk_scorer.hpp"
 
 namespace cocktail::testing {
@@ -39,6 +40,23 @@ inline std::vector<std::string> make_tokens(int n) {
   std::vector<std::string> tokens;
   for (int i = 0; i < n; ++i) tokens.push_back("t" + std::to_string(i) + " ");
   return tokens;
+}
+
+// Plans `n_tokens` context tokens with the given chunk scores, and checks the plan is valid.
+template <class Planner>
+Plan plan_with(Planner& planner, int n_tokens, std::vector<double> scores) {
+  const std::vector<std::string> tokens = make_tokens(n_tokens);
+  FakeScorer scorer(std::move(scores));
+  Plan plan = planner.plan({tokens, n_tokens, "query", &scorer});
+  plan.validate();
+  return plan;
+}
+
+// Each chunk's precision, in token order.
+inline std::vector<Precision> precisions(const Plan& plan) {
+  std::vector<Precision> out;
+  for (const ChunkPlan& c : plan.chunks) out.push_back(c.precision);
+  return out;
 }
 
 }  // namespace cocktail::testing
