@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cocktail/error.hpp"
+#include "quant/half_convert.hpp"
 
 namespace cocktail::cpu {
 
@@ -105,10 +106,8 @@ void CpuKvStore::append(int layer, std::span<const float> k, std::span<const flo
     std::uint16_t* values = hd.tail_values.data() + old_size;
     for (std::int64_t t = 0; t < n_tokens; ++t) {
       const std::size_t src = std::size_t(t) * s.token_floats() + std::size_t(h) * d;
-      for (std::size_t i = 0; i < d; ++i) {
-        *keys++ = f16_bits_from_f32(k[src + i]);
-        *values++ = f16_bits_from_f32(v[src + i]);
-      }
+      halves_from_floats(k.subspan(src, d), keys + std::size_t(t) * d);
+      halves_from_floats(v.subspan(src, d), values + std::size_t(t) * d);
     }
   }
   count += n_tokens;
@@ -242,10 +241,8 @@ void CpuKvStore::build_head(int layer, int kv_head, const Plan& plan,
         for (int r = 0; r < tile_tokens; ++r) {
           // Padding rows repeat the last token, so they do not widen any group's range.
           const std::size_t src = std::size_t(first + std::min(r, valid - 1)) * d;
-          for (std::size_t i = 0; i < d; ++i) {
-            keys[std::size_t(r) * d + i] = f32_from_f16_bits(h.tail_keys[src + i]);
-            values[std::size_t(r) * d + i] = f32_from_f16_bits(h.tail_values[src + i]);
-          }
+          floats_from_halves(std::span(h.tail_keys).subspan(src, d), &keys[std::size_t(r) * d]);
+          floats_from_halves(std::span(h.tail_values).subspan(src, d), &values[std::size_t(r) * d]);
         }
         pack_tile(keys.data(), values.data(), p, out + std::size_t(t) * format.bytes);
       }
@@ -334,8 +331,11 @@ KvHeadSnapshot CpuKvStore::snapshot(int layer, int kv_head) const {
   for (std::size_t r = 0; r < tail_rows; ++r) {
     snap.positions.push_back(n_committed_ + std::int64_t(r));
   }
-  for (std::uint16_t x : h.tail_keys) snap.keys.push_back(f32_from_f16_bits(x));
-  for (std::uint16_t x : h.tail_values) snap.values.push_back(f32_from_f16_bits(x));
+  const std::size_t committed_floats = snap.keys.size();
+  snap.keys.resize(committed_floats + h.tail_keys.size());
+  snap.values.resize(snap.keys.size());
+  floats_from_halves(h.tail_keys, snap.keys.data() + committed_floats);
+  floats_from_halves(h.tail_values, snap.values.data() + committed_floats);
   return snap;
 }
 

@@ -12,7 +12,7 @@
 #include "attention/tile_kernels.hpp"
 #include "cocktail/error.hpp"
 #include "kv_store.hpp"
-#include "quant/quantizer.hpp"
+#include "quant/half_convert.hpp"
 
 namespace cocktail::cpu {
 
@@ -81,9 +81,10 @@ int thread_count(int configured) {
 // unit-stride multiply-adds over the tokens, which the compiler vectorises.
 std::vector<float> transposed_keys(const std::uint16_t* keys, std::int64_t n, int dim) {
   std::vector<float> out(std::size_t(n) * std::size_t(dim));
+  std::vector<float> row(static_cast<std::size_t>(dim));
   for (std::int64_t t = 0; t < n; ++t) {
-    for (int d = 0; d < dim; ++d)
-      out[std::size_t(d) * n + t] = f32_from_f16_bits(keys[t * dim + d]);
+    floats_from_halves(std::span(keys + t * dim, std::size_t(dim)), row.data());
+    for (int d = 0; d < dim; ++d) out[std::size_t(d) * n + t] = row[std::size_t(d)];
   }
   return out;
 }

@@ -15,6 +15,7 @@
 
 #include "cocktail/error.hpp"
 #include "quant/bitpack.hpp"
+#include "quant/half_convert.hpp"
 #include "quant/packed_layout.hpp"
 
 namespace cocktail::cpu {
@@ -302,10 +303,11 @@ std::size_t storage_index(const BlockShape& shape, int t, int c) {
 
 void pack_fp16(std::span<const float> values, const QuantSpec& spec, const BlockShape& shape,
                std::byte* block) {
+  std::vector<std::uint16_t> halves(values.size());
+  halves_from_floats(values, halves.data());
   for (int t = 0; t < shape.tokens; ++t) {
     for (int c = 0; c < shape.channels; ++c) {
-      const std::uint16_t half =
-          f16_bits_from_f32(values[static_cast<std::size_t>(t) * shape.channels + c]);
+      const std::uint16_t half = halves[static_cast<std::size_t>(t) * shape.channels + c];
       if ((half & kF16ExpMask) == kF16ExpMask)
         throw_fp16_overflow(spec, shape, {t, c}, "the value");
       store_half(block, storage_index(shape, t, c), half);
@@ -314,12 +316,14 @@ void pack_fp16(std::span<const float> values, const QuantSpec& spec, const Block
 }
 
 void unpack_fp16(const std::byte* block, const BlockShape& shape, std::span<float> values) {
+  std::vector<std::uint16_t> halves(values.size());
   for (int t = 0; t < shape.tokens; ++t) {
     for (int c = 0; c < shape.channels; ++c) {
-      values[static_cast<std::size_t>(t) * shape.channels + c] =
-          f32_from_f16_bits(load_half(block, storage_index(shape, t, c)));
+      halves[static_cast<std::size_t>(t) * shape.channels + c] =
+          load_half(block, storage_index(shape, t, c));
     }
   }
+  floats_from_halves(halves, values.data());
 }
 
 }  // namespace
