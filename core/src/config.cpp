@@ -24,6 +24,7 @@ constexpr std::string_view kAllowedTables =
     "[engine], [quant], [model], [planner.<name>], [scorer.<name>], [backend.<name>]";
 const std::vector<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error", "off"};
 const std::vector<std::string> kAxes = {"channel", "token"};
+const std::vector<std::string> kRangeFits = {"min_max", "least_squares"};
 const SourceLocation kCommandLine{"--set", 0};
 
 bool is_plugin_kind(std::string_view name) {
@@ -220,6 +221,7 @@ KvQuantLayout read_quant(Options options) {
   layout.group_size = static_cast<int>(group);
   layout.key_axis = *parse_quant_axis(options.get_choice("key_axis", "channel", kAxes));
   layout.value_axis = *parse_quant_axis(options.get_choice("value_axis", "token", kAxes));
+  layout.range = *parse_range_fit(options.get_choice("range", "min_max", kRangeFits));
   options.finish();
   return layout;
 }

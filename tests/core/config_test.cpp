@@ -45,13 +45,15 @@ log_level = "debug"
 group_size = 64
 key_axis = "token"
 value_axis = "channel"
+range = "least_squares"
 )");
   EXPECT_EQ(config.engine.backend, "cpu");
   EXPECT_EQ(config.engine.planner, "uniform");
   EXPECT_EQ(config.engine.scorer, "minilm");
   EXPECT_EQ(config.engine.log_level, "debug");
-  EXPECT_EQ(config.engine.layout,
-            (KvQuantLayout{64, QuantAxis::per_token, QuantAxis::per_channel}));
+  EXPECT_EQ(config.engine.layout, (KvQuantLayout{64, QuantAxis::per_token, QuantAxis::per_channel,
+                                                 RangeFit::least_squares}));
+  EXPECT_EQ(parse("[quant]\n").engine.layout.range, RangeFit::min_max);
 }
 
 TEST(ConfigTest, PluginTablesKeepTheirKeysForThePlugin) {
@@ -128,6 +130,8 @@ TEST(ConfigTest, BadChoice) {
                                    "trace, debug, info, warn, error, off"}));
   EXPECT_TRUE(throws_config_error([] { parse("[quant]\nkey_axis = \"row\"\n"); },
                                   {"configs/x.toml:2", "quant.key_axis", "channel, token"}));
+  EXPECT_TRUE(throws_config_error([] { parse("[quant]\nrange = \"mse\"\n"); },
+                                  {"configs/x.toml:2", "quant.range", "min_max, least_squares"}));
 }
 
 TEST(ConfigTest, UnknownTable) {

@@ -22,6 +22,23 @@ constexpr std::optional<QuantAxis> parse_quant_axis(std::string_view name) {
   return std::nullopt;
 }
 
+// How an integer group's scale and zero are chosen.
+//  min_max:       the group's range, so every value is within half a step of its code;
+//  least_squares: refined from the range by alternately assigning codes and refitting scale
+//                 and zero by least squares while the group's squared error falls. It may clip
+//                 outliers, and applies to the integer precisions of 4 bits or fewer.
+enum class RangeFit : unsigned char { min_max, least_squares };
+
+constexpr std::string_view to_string(RangeFit f) {
+  return f == RangeFit::min_max ? "min_max" : "least_squares";
+}
+
+constexpr std::optional<RangeFit> parse_range_fit(std::string_view name) {
+  if (name == "min_max") return RangeFit::min_max;
+  if (name == "least_squares") return RangeFit::least_squares;
+  return std::nullopt;
+}
+
 // How one block of values is quantized. Integer precisions are asymmetric:
 // x ≈ scale·code + zero, with scale and zero stored in FP16. NF4 is block-wise absmax:
 // x ≈ absmax·nf4_table[code]. FP16 ignores group and axis.
@@ -29,19 +46,22 @@ struct QuantSpec {
   Precision precision = Precision::fp16;
   int group_size = 32;
   QuantAxis axis = QuantAxis::per_token;
+  RangeFit range = RangeFit::min_max;
 
   friend bool operator==(const QuantSpec&, const QuantSpec&) = default;
 };
 
-// Quantization layout of a whole K/V cache: the group size and the axis for keys and values.
+// Quantization layout of a whole K/V cache: the group size, the axis for keys and values, and
+// the range fit.
 // Every precision of a mixed cache uses the same layout.
 struct KvQuantLayout {
   int group_size = 32;
   QuantAxis key_axis = QuantAxis::per_channel;
   QuantAxis value_axis = QuantAxis::per_token;
+  RangeFit range = RangeFit::min_max;
 
-  QuantSpec key_spec(Precision p) const { return {p, group_size, key_axis}; }
-  QuantSpec value_spec(Precision p) const { return {p, group_size, value_axis}; }
+  QuantSpec key_spec(Precision p) const { return {p, group_size, key_axis, range}; }
+  QuantSpec value_spec(Precision p) const { return {p, group_size, value_axis, range}; }
 
   friend bool operator==(const KvQuantLayout&, const KvQuantLayout&) = default;
 };

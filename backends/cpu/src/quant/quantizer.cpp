@@ -192,6 +192,91 @@ void group_ranges(const float* view, const ViewGeometry& geo, float* lo, float* 
   }
 }
 
+// Rounds q in [0, 2^23) to an integer, ties to even, in one vectorisable step (std::nearbyint
+// is a libm call here).
+float round_code(float q) {
+  return (q + 0x1p23f) - 0x1p23f;
+}
+
+// One pass of the least-squares fit over a group: assigns codes under (scale, zero) and returns
+// their squared error; fills the sums the refit needs.
+struct FitSums {
+  double q = 0, qq = 0, x = 0, xq = 0;
+};
+
+double assign_codes(const float* x, int n, float scale, float zero, float max_code, FitSums& sums) {
+  double error = 0;
+  FitSums s;
+  for (int i = 0; i < n; ++i) {
+    const float q = round_code(std::clamp((x[i] - zero) / scale, 0.0f, max_code));
+    const double d = double(scale) * q + zero - x[i];
+    error += d * d;
+    s.q += q;
+    s.qq += double(q) * q;
+    s.x += x[i];
+    s.xq += double(x[i]) * q;
+  }
+  sums = s;
+  return error;
+}
+
+// Refines [lo, hi] of one group of n values to the least-squares fit (see RangeFit): codes are
+// assigned under the current scale and zero, then scale and zero are refit to those codes, for
+// as long as the squared error falls. Starting from the min/max range, the result is never
+// worse than it.
+void fit_least_squares(const float* x, int n, float max_code, float& lo, float& hi) {
+  constexpr int kMaxRounds = 4;
+  float scale = (hi - lo) / max_code;
+  float zero = lo;
+  if (!(scale > 0)) return;
+  FitSums sums;
+  double best = assign_codes(x, n, scale, zero, max_code, sums);
+  for (int round = 0; round < kMaxRounds; ++round) {
+    const double det = n * sums.qq - sums.q * sums.q;
+    if (!(det > 0)) break;  // every value on one code: nothing to refit
+    const auto next_scale = static_cast<float>((n * sums.xq - sums.q * sums.x) / det);
+    const auto next_zero = static_cast<float>((sums.x - double(next_scale) * sums.q) / n);
+    if (!(next_scale > 0)) break;
+    FitSums next_sums;
+    const double error = assign_codes(x, n, next_scale, next_zero, max_code, next_sums);
+    if (!(error < best)) break;
+    best = error;
+    scale = next_scale;
+    zero = next_zero;
+    sums = next_sums;
+  }
+  lo = zero;
+  hi = zero + max_code * scale;
+}
+
+// Applies fit_least_squares to every group of the view, in grid order.
+void fit_group_ranges(const float* view, const ViewGeometry& geo, float max_code, float* lo,
+                      float* hi) {
+  const auto grid_cols = static_cast<std::size_t>(geo.grid_cols());
+  if (!geo.along_rows) {
+    for (int r = 0; r < geo.rows; ++r) {
+      for (int c0 = 0; c0 < geo.cols; c0 += geo.group) {
+        const std::size_t g = static_cast<std::size_t>(r) * grid_cols + c0 / geo.group;
+        fit_least_squares(view + static_cast<std::size_t>(r) * geo.cols + c0,
+                          std::min(geo.group, geo.cols - c0), max_code, lo[g], hi[g]);
+      }
+    }
+    return;
+  }
+  // A group runs down one column: gather it first.
+  std::vector<float> column(static_cast<std::size_t>(geo.group));
+  for (int r0 = 0; r0 < geo.rows; r0 += geo.group) {
+    const int n = std::min(geo.group, geo.rows - r0);
+    for (int c = 0; c < geo.cols; ++c) {
+      for (int i = 0; i < n; ++i) {
+        column[static_cast<std::size_t>(i)] = view[static_cast<std::size_t>(r0 + i) * geo.cols + c];
+      }
+      const std::size_t g = static_cast<std::size_t>(r0 / geo.group) * grid_cols + c;
+      fit_least_squares(column.data(), n, max_code, lo[g], hi[g]);
+    }
+  }
+}
+
 // Per-group arrays the codes are computed from: the FP16-rounded zero (0 for NF4) and the
 // FP16-rounded scale, with a zero scale turned into infinity so that it sends codes to 0.
 struct Encoding {
@@ -267,9 +352,7 @@ struct IntEncoder {
 
   std::uint8_t operator()(float x, float zero, float divisor) const {
     const float q = std::clamp((x - zero) / divisor, 0.0f, max_code);
-    // Adding and subtracting 2^23 rounds a float in [0, 2^23) to an integer, ties to even
-    // (as torch.round), in one vectorisable step; std::nearbyint is a libm call here.
-    return static_cast<std::uint8_t>(static_cast<int>((q + 0x1p23f) - 0x1p23f));
+    return static_cast<std::uint8_t>(static_cast<int>(round_code(q)));
   }
 };
 
@@ -365,6 +448,9 @@ void CpuQuantizer::pack(std::span<const float> values, const BlockShape& shape,
     const Encoding enc = nf4_encoding(lo, hi, spec_, shape, geo, layout, packed.data());
     map_view(geo, view, codes.data(), enc.zero.data(), enc.divisor.data(), Nf4Encoder{});
   } else {
+    if (spec_.range == RangeFit::least_squares && bits <= 4) {
+      fit_group_ranges(view, geo, static_cast<float>((1 << bits) - 1), lo.data(), hi.data());
+    }
     const Encoding enc = int_encoding(lo, hi, spec_, shape, geo, layout, packed.data());
     const IntEncoder encoder{static_cast<float>((1 << bits) - 1)};
     map_view(geo, view, codes.data(), enc.zero.data(), enc.divisor.data(), encoder);

@@ -23,7 +23,8 @@ inline float f32_from_f16_bits(std::uint16_t bits) {
 // The CPU backend's quantizer; writes and reads the block format of packed_layout.hpp.
 //
 // Integer precisions are asymmetric per group: scale = (max − min)/(2^b − 1) and zero = min
-// are rounded to FP16 first, and codes are computed from the rounded values,
+// (with RangeFit::least_squares, INT4 and INT2 groups refine that range by least squares
+// first) are rounded to FP16, and codes are computed from the rounded values,
 // code = clamp(round_half_even((x − zero)/scale), 0, 2^b − 1) (0 when the scale is 0). NF4
 // stores the group's absmax and the index of the level nearest to x/absmax. FP16 stores
 // halves in the block's CodeOrder.
