@@ -252,7 +252,7 @@ TEST_F(LoadConfigTest, MissingFileNamesThePath) {
 TEST(ShippedConfigsTest, AllParse) {
   const fs::path folder = fs::path(COCKTAIL_SOURCE_DIR) / "configs";
   for (const char* name : {"default.toml", "fp16.toml", "uniform-int4.toml", "uniform-int2.toml",
-                           "kivi-int2.toml", "recency.toml"}) {
+                           "kivi-int2.toml", "recency.toml", "budget-3bit.toml"}) {
     EXPECT_NO_THROW(load_config(folder / name)) << name;
   }
 }
