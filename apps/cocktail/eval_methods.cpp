@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "cocktail/error.hpp"
 
@@ -15,6 +17,9 @@ std::vector<std::string> uniform(const std::string& precision, const std::string
   return {"engine.planner=uniform", "planner.uniform.precision=" + precision,
           "quant.key_axis=" + key_axis, "quant.value_axis=token"};
 }
+
+// Appended to any method: its INT4/INT2 groups fit scale and zero by least squares.
+constexpr std::string_view kLeastSquaresSuffix = "+ls";
 
 const std::map<std::string, std::vector<std::string>>& fixed_methods() {
   static const std::map<std::string, std::vector<std::string>> methods = {
@@ -31,12 +36,12 @@ const std::map<std::string, std::vector<std::string>>& fixed_methods() {
   for (const auto& [n, overrides] : fixed_methods()) known += n + ", ";
   throw Error(
       fmt::format("unknown evaluation method '{}'; known: {}cocktail[@scorer], "
-                  "budget-<bits>[@scorer]",
-                  name, known));
+                  "budget-<bits>[@scorer], each optionally followed by {} (least-squares ranges)",
+                  name, known, kLeastSquaresSuffix));
 }
 
-// A planner method with an optional @scorer.
-EvalMethod planner_method(const std::string& name) {
+// A planner method with an optional @scorer; nullopt when the name is none.
+std::optional<EvalMethod> planner_method(const std::string& name) {
   const std::size_t at = name.find('@');
   const std::string planner = name.substr(0, at);
   EvalMethod method{name, {}};
@@ -46,17 +51,30 @@ EvalMethod planner_method(const std::string& name) {
     const std::string bits = planner.substr(7);
     char* end = nullptr;
     const double value = std::strtod(bits.c_str(), &end);
-    if (bits.empty() || *end != '\0' || value <= 0.0 || value > 16.0) unknown(name);
+    if (bits.empty() || *end != '\0' || value <= 0.0 || value > 16.0) return std::nullopt;
     method.overrides.push_back("engine.planner=budget");
     method.overrides.push_back("planner.budget.target_bits=" + bits);
   } else {
-    unknown(name);
+    return std::nullopt;
   }
   if (at != std::string::npos) {
-    if (at + 1 == name.size()) unknown(name);
+    if (at + 1 == name.size()) return std::nullopt;
     method.overrides.push_back("engine.scorer=" + name.substr(at + 1));
   }
   return method;
+}
+
+EvalMethod parse_method(const std::string& written) {
+  const bool least_squares = written.ends_with(kLeastSquaresSuffix);
+  const std::string name =
+      least_squares ? written.substr(0, written.size() - kLeastSquaresSuffix.size()) : written;
+  const auto fixed = fixed_methods().find(name);
+  std::optional<EvalMethod> method =
+      fixed != fixed_methods().end() ? EvalMethod{name, fixed->second} : planner_method(name);
+  if (!method) unknown(written);
+  method->name = written;
+  if (least_squares) method->overrides.push_back("quant.range=least_squares");
+  return *method;
 }
 
 }  // namespace
@@ -70,9 +88,7 @@ std::vector<EvalMethod> parse_eval_methods(const std::string& list) {
     for (const EvalMethod& m : methods) {
       if (m.name == name) throw Error(fmt::format("evaluation method '{}' is listed twice", name));
     }
-    const auto fixed = fixed_methods().find(name);
-    methods.push_back(fixed != fixed_methods().end() ? EvalMethod{name, fixed->second}
-                                                     : planner_method(name));
+    methods.push_back(parse_method(name));
   }
   if (methods.empty()) throw Error("no evaluation method given");
   return methods;

@@ -32,13 +32,13 @@ TEST(EvalCommand, RunsEveryMethodOnACustomCaseAndWritesTheReport) {
   const std::string report = dir.path("report").string();
   const CliResult r =
       run_cli({"eval", "--config", shipped_config("default.toml"), "--suite", suite, "--methods",
-               "fp16,int2,cocktail@attention,budget-4@bm25", "--max-tokens", "12", "--json", json,
-               "--report", report, "--set", "planner.cocktail.chunk_size=8", "--set",
+               "fp16,int2,cocktail@attention,budget-4@bm25,int2+ls", "--max-tokens", "12", "--json",
+               json, "--report", report, "--set", "planner.cocktail.chunk_size=8", "--set",
                "planner.budget.chunk_size=8"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| cocktail@attention |"));
   const nlohmann::json out = nlohmann::json::parse(read_file(json));
-  ASSERT_EQ(out.at("methods").size(), 4u);
+  ASSERT_EQ(out.at("methods").size(), 5u);
   const nlohmann::json& fp16 = out["methods"][0];
   EXPECT_EQ(fp16.at("name"), "fp16");
   EXPECT_NEAR(fp16.at("kld").get<double>(), 0.0, 1e-6);
@@ -49,6 +49,11 @@ TEST(EvalCommand, RunsEveryMethodOnACustomCaseAndWritesTheReport) {
   EXPECT_GT(int2.at("kld").get<double>(), fp16.at("kld").get<double>());
   const nlohmann::json& budget = out["methods"][3];
   EXPECT_LE(budget.at("avg_code_bits").get<double>(), 4.0 + 1e-9);
+  // +ls changes the codes, not the bytes.
+  const nlohmann::json& int2_ls = out["methods"][4];
+  EXPECT_EQ(int2_ls.at("name"), "int2+ls");
+  EXPECT_EQ(int2_ls.at("kv_bytes_ratio"), int2.at("kv_bytes_ratio"));
+  EXPECT_NE(int2_ls.at("kld").get<double>(), int2.at("kld").get<double>());
   for (const nlohmann::json& method : out["methods"]) {
     const nlohmann::json& c = method.at("cases").at(0);
     EXPECT_EQ(c.at("id"), "gate");
@@ -65,6 +70,10 @@ TEST(EvalCommand, UnknownMethodIsAnErrorListingTheKnownOnes) {
   const CliResult r = run_cli({"eval", "--methods", "fp16,int3"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("unknown evaluation method 'int3'; known:"));
+  const CliResult suffixed = run_cli({"eval", "--methods", "int3+ls"});
+  EXPECT_EQ(suffixed.exit_code, 1);
+  EXPECT_THAT(suffixed.err, HasSubstr("unknown evaluation method 'int3+ls'"));
+  EXPECT_THAT(suffixed.err, HasSubstr("optionally followed by +ls"));
 }
 
 }  // namespace
