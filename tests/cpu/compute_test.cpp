@@ -328,8 +328,8 @@ TEST(Matmul, EveryTypeTokenCountAndActivationMode) {
     CpuCompute compute(2, mode);
     std::uint32_t seed = 1;
     for (TensorType t : kAllTypes) {
-      // 70 rows: partial panels and row tails; n from GEMV (1-4, float in every mode) to GEMM
-      // with token tails.
+      // 70 rows: partial panels and row tails; n from GEMV (1-4: integer with 16-bit
+      // activations where the CPU and type allow, else float) to GEMM with token tails.
       for (std::int64_t n : {1, 2, 3, 4, 5, 13, 70}) {
         const Problem p(t, 70, cols_for(t), n, seed++);
         std::vector<float> y(std::size_t(n * p.rows), NAN);
@@ -350,8 +350,8 @@ TEST(Matmul, FloatRowsOfAnyLength) {
   }
 }
 
-// The GEMV kernel (the decode path in every activation mode), called directly, on short rows
-// and on rows of 70 blocks.
+// The float GEMV kernel (the decode path with f32 or 8-bit activations, and for the types
+// the integer GEMV does not take), called directly, on short rows and on rows of 70 blocks.
 TEST(Matmul, GemvOfEveryType) {
   for (TensorType t : kAllTypes) {
     for (const std::int64_t cols : {cols_for(t), std::int64_t(2240)}) {
@@ -389,8 +389,37 @@ TEST(Matmul, FloatGemmPathOfEveryType) {
   }
 }
 
-// The integer GEMM against the same product in float64 with x replaced by its quantized blocks
-// (dx · q): then only float rounding separates them, so a wrong code, scale or offset shows.
+// y against the same product in float64 with x replaced by its quantized blocks (dx · q): then
+// only float rounding separates them, so a wrong code, scale or offset shows.
+void expect_exact_on_quantized_activations(const Problem& p, const QuantizedActivations& xq,
+                                           const std::vector<float>& y, const std::string& what) {
+  const std::int64_t blocks = p.cols / 32;
+  std::vector<float> row(static_cast<std::size_t>(p.cols));
+  for (std::int64_t r = 0; r < p.rows; ++r) {
+    dequantize_row(p.type, p.bytes.data() + row_bytes(p.type, p.cols) * std::size_t(r), p.cols,
+                   row.data());
+    for (std::int64_t k = 0; k < p.n; ++k) {
+      double want = 0.0, scale = 0.0;
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        const double dx = xq.d[std::size_t(k * blocks + b)];
+        double wmax = 0.0, qsum = 0.0;
+        for (std::int64_t j = b * 32; j < b * 32 + 32; ++j) {
+          const auto at = std::size_t(k * p.cols + j);
+          const int q = xq.bits == 8 ? xq.q8[at] : xq.q16[at];
+          want += double(row[std::size_t(j)]) * dx * q;
+          wmax = std::max(wmax, std::abs(double(row[std::size_t(j)])));
+          qsum += std::abs(q);
+        }
+        scale += dx * wmax * qsum;
+      }
+      const float got = y[std::size_t(k * p.rows + r)];
+      EXPECT_NEAR(got, want, 4e-5 * scale + 1e-6)
+          << what << " " << xq.bits << "-bit " << to_string(p.type) << " " << p.rows << "x"
+          << p.cols << " n=" << p.n << " token " << k << " row " << r;
+    }
+  }
+}
+
 TEST(Matmul, IntegerGemmIsExactOnQuantizedActivations) {
   if (!integer_gemm_supported(TensorType::q4_1)) GTEST_SKIP() << "no integer GEMM on this CPU";
   for (int bits : {8, 16}) {
@@ -411,32 +440,30 @@ TEST(Matmul, IntegerGemmIsExactOnQuantizedActivations) {
         task.token_end = p.n;
         gemm_rows(task, scratch);
       }
-      const std::int64_t blocks = p.cols / 32;
-      std::vector<float> row(static_cast<std::size_t>(p.cols));
-      for (std::int64_t r = 0; r < p.rows; ++r) {
-        dequantize_row(t, p.bytes.data() + row_bytes(t, p.cols) * std::size_t(r), p.cols,
-                       row.data());
-        for (std::int64_t k = 0; k < p.n; ++k) {
-          double want = 0.0, scale = 0.0;
-          for (std::int64_t b = 0; b < blocks; ++b) {
-            const double dx = xq.d[std::size_t(k * blocks + b)];
-            double wmax = 0.0, qsum = 0.0;
-            for (std::int64_t j = b * 32; j < b * 32 + 32; ++j) {
-              const auto at = std::size_t(k * p.cols + j);
-              const int q = bits == 8 ? xq.q8[at] : xq.q16[at];
-              want += double(row[std::size_t(j)]) * dx * q;
-              wmax = std::max(wmax, std::abs(double(row[std::size_t(j)])));
-              qsum += std::abs(q);
-            }
-            scale += dx * wmax * qsum;
-          }
-          const float got = y[std::size_t(k * p.rows + r)];
-          EXPECT_NEAR(got, want, 4e-5 * scale + 1e-6)
-              << bits << "-bit " << to_string(t) << " token " << k << " row " << r;
-        }
+      expect_exact_on_quantized_activations(p, xq, y, "gemm");
+    }
+  }
+}
+
+// The integer GEMV (decode with 16-bit activations), called directly on two row ranges, for
+// every token count it serves, on short rows and rows of 70 blocks.
+TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
+  if (!integer_gemv_supported(TensorType::q4_1)) GTEST_SKIP() << "no integer GEMV on this CPU";
+  for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
+    for (const std::int64_t cols : {std::int64_t(96), std::int64_t(2240)}) {
+      for (std::int64_t n = 1; n <= kGemvMaxTokens; ++n) {
+        const Problem p(t, 45, cols, n, 400 + unsigned(t) + unsigned(cols) + unsigned(n));
+        QuantizedActivations xq(16, p.n, p.cols);
+        quantize_activations(p.x.data(), 0, p.n, xq);
+        std::vector<float> y(std::size_t(p.n * p.rows), NAN);
+        int_gemv_rows(p.w, xq, n, y.data(), 0, 19);
+        int_gemv_rows(p.w, xq, n, y.data(), 19, p.rows);
+        expect_exact_on_quantized_activations(p, xq, y, "gemv");
       }
     }
   }
+  EXPECT_FALSE(integer_gemv_supported(TensorType::q4_k));
+  EXPECT_FALSE(integer_gemv_supported(TensorType::f16));
 }
 
 TEST(Matmul, QuantizedActivationsRoundPerBlock) {

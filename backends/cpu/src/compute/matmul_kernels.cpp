@@ -13,9 +13,10 @@
 //    decoded to float, stored column by column; each step loads one column and broadcasts one
 //    activation per token.
 //
-// GEMV (decode: up to kGemvMaxTokens tokens, in every activation mode) is bound by the bytes of
-// weights read: each row is streamed once, its 32-element chunks decoded to floats in registers
-// (scale and offset applied) and dotted with every token.
+// GEMV (decode: up to kGemvMaxTokens tokens) is bound by the bytes of weights read: each row is
+// streamed once. The float GEMV decodes its 32-element chunks to floats in registers (scale and
+// offset applied) and dots them with every token; the integer GEMV (16-bit activations, VNNI;
+// q4_0, q4_1, q8_0) widens a block's codes to 16 bits and dots them in integers.
 
 #include "compute/matmul_kernels.hpp"
 
@@ -235,35 +236,30 @@ HWY_INLINE void gemv_tile(const WeightView& w, const float* x, float* y, std::in
   }
 }
 
-template <TensorType T, int N>
-void gemv_range(const WeightView& w, const float* x, float* y, std::int64_t begin,
-                std::int64_t end) {
-  // Several rows at once keep independent FMA chains in flight and share activation loads.
-  constexpr int R = N <= 2 ? 4 : 2;
-  std::int64_t r = begin;
-  for (; r + R <= end; r += R) gemv_tile<T, N, R>(w, x, y, r);
-  for (; r < end; ++r) gemv_tile<T, N, 1>(w, x, y, r);
-}
-
-// Tokens in groups of up to four, each group one pass over the rows.
-template <TensorType T>
-void gemv_type(const WeightView& w, const float* x, std::int64_t n, float* y, std::int64_t begin,
-               std::int64_t end) {
+// Calls tile(N, R, t, r) (N and R as std::integral_constant) for tokens [0, n) in groups of
+// N <= 4 starting at t, each group one pass over rows [begin, end) in tiles of R starting at r:
+// several rows at once keep independent chains in flight and share activation loads.
+template <class Tile>
+HWY_INLINE void gemv_tiles(std::int64_t n, std::int64_t begin, std::int64_t end, const Tile& tile) {
+  const auto rows = [&](auto nt, std::int64_t t) {
+    constexpr int R = decltype(nt)::value <= 2 ? 4 : 2;
+    std::int64_t r = begin;
+    for (; r + R <= end; r += R) tile(nt, std::integral_constant<int, R>(), t, r);
+    for (; r < end; ++r) tile(nt, std::integral_constant<int, 1>(), t, r);
+  };
   for (std::int64_t t = 0; t < n; t += 4) {
-    const float* xt = x + t * w.cols;
-    float* yt = y + t * w.rows;
     switch (std::min<std::int64_t>(n - t, 4)) {
       case 1:
-        gemv_range<T, 1>(w, xt, yt, begin, end);
+        rows(std::integral_constant<int, 1>(), t);
         break;
       case 2:
-        gemv_range<T, 2>(w, xt, yt, begin, end);
+        rows(std::integral_constant<int, 2>(), t);
         break;
       case 3:
-        gemv_range<T, 3>(w, xt, yt, begin, end);
+        rows(std::integral_constant<int, 3>(), t);
         break;
       default:
-        gemv_range<T, 4>(w, xt, yt, begin, end);
+        rows(std::integral_constant<int, 4>(), t);
         break;
     }
   }
@@ -295,8 +291,12 @@ void gemv_reference(const WeightView& w, const float* x, std::int64_t n, float* 
 void GemvRows(const WeightView& w, const float* x, std::int64_t n, float* y, std::int64_t row_begin,
               std::int64_t row_end) {
   if (!decodes_in_registers(w)) return gemv_reference(w, x, n, y, row_begin, row_end);
-  with_type(w.type,
-            [&](auto type) { gemv_type<decltype(type)::value>(w, x, n, y, row_begin, row_end); });
+  with_type(w.type, [&](auto type) {
+    gemv_tiles(n, row_begin, row_end, [&](auto nt, auto rt, std::int64_t t, std::int64_t r) {
+      gemv_tile<decltype(type)::value, decltype(nt)::value, decltype(rt)::value>(w, x + t * w.cols,
+                                                                                 y + t * w.rows, r);
+    });
+  });
 }
 
 // ---- activations for the integer path ----
@@ -666,6 +666,70 @@ void int_gemm(const GemmTask& task, const Q* x, const GemmScratch& scratch) {
   }
 }
 
+// ---- integer GEMV (AVX-512 VNNI, 16-bit activations) ----
+//
+// A decode matmul reads each weight row once, so it wants the fewest operations per weight:
+// rows are read in place (no panel), a 32-element block is widened to 32 16-bit codes in one
+// vector and dotted with the block's 16-bit activations by one vpdpwssd into 16 int32 lanes,
+// which the block's scale d·dx multiplies once converted. (The 512-bit forms also keep GCC from
+// the VEX encoding of 256-bit vpdpwssd, AVX-VNNI, which AVX-512 VNNI CPUs such as Zen 4 lack.)
+
+// The 32 codes of the block at p as 16-bit lanes, in element order.
+template <TensorType T>
+HWY_INLINE __m512i widen_block(const std::uint8_t* p) {
+  if constexpr (T == TensorType::q8_0) {
+    return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2)));
+  } else {
+    // Byte j holds element j in its low nibble and element j + 16 in its high one: both halves
+    // of the vector widen the same 16 bytes, the upper one shifted down a nibble.
+    const std::uint8_t* qs = p + (T == TensorType::q4_1 ? 4 : 2);
+    const __m512i bytes = _mm512_cvtepu8_epi16(
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs))));
+    const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+    return _mm512_and_si512(_mm512_srlv_epi16(bytes, shifts), _mm512_set1_epi16(0x0F));
+  }
+}
+
+// y[t][r0 + j] for j < R rows and t < N tokens. A block's weights are d·c + m (q8_0: m = 0,
+// q4_0: m = -8d), so it adds d·dx·Σ c·q + m·s with s = dx·Σ q.
+// Not inlined: it carries the avx512vnni attribute its callers outside this section lack.
+template <TensorType T, int N, int R>
+void int_gemv_tile(const WeightView& w, const QuantizedActivations& xq, std::int64_t t0, float* y,
+                   std::int64_t r0) {
+  constexpr std::size_t kBlockBytes = info(T).block_bytes;
+  const std::int64_t blocks = w.cols / kBlock;
+  const std::size_t stride = row_bytes(T, w.cols);
+  const std::uint8_t* base = row_at(w, r0);
+  const std::int16_t* x = xq.q16.data() + t0 * w.cols;
+  const float* dx = xq.d.data() + t0 * blocks;
+  const float* sx = xq.s.data() + t0 * blocks;
+  __m512 acc[R][N];
+  float offset[R][N] = {};
+  for (auto& row : acc)
+    for (__m512& a : row) a = _mm512_setzero_ps();
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    for (int j = 0; j < R; ++j) {
+      const std::uint8_t* p = base + std::size_t(j) * stride + std::size_t(b) * kBlockBytes;
+      const __m512i codes = widen_block<T>(p);
+      const float d = half_at(p);
+      const float m =
+          T == TensorType::q4_1 ? half_at(p + 2) : (T == TensorType::q4_0 ? -8.0f * d : 0.0f);
+      for (int t = 0; t < N; ++t) {
+        const __m512i xb = _mm512_loadu_si512(x + t * w.cols + b * kBlock);
+        const __m512i sum = _mm512_dpwssd_epi32(_mm512_setzero_si512(), codes, xb);
+        acc[j][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_set1_ps(d * dx[t * blocks + b]),
+                                    acc[j][t]);
+        offset[j][t] += m * sx[t * blocks + b];
+      }
+    }
+  }
+  for (int j = 0; j < R; ++j) {
+    for (int t = 0; t < N; ++t) {
+      y[t * w.rows + r0 + j] = _mm512_reduce_add_ps(acc[j][t]) + offset[j][t];
+    }
+  }
+}
+
 HWY_POP_ATTRIBUTES
 
 #endif  // HWY_TARGET == HWY_AVX3_DL
@@ -673,6 +737,30 @@ HWY_POP_ATTRIBUTES
 bool IntegerGemmSupported(TensorType type) {
   return HWY_TARGET == HWY_AVX3_DL && (type == TensorType::q4_0 || type == TensorType::q4_1 ||
                                        type == TensorType::q8_0 || type == TensorType::q4_k);
+}
+
+bool IntegerGemvSupported(TensorType type) {
+  return HWY_TARGET == HWY_AVX3_DL &&
+         (type == TensorType::q4_0 || type == TensorType::q4_1 || type == TensorType::q8_0);
+}
+
+void IntGemvRows(const WeightView& w, const QuantizedActivations& xq,
+                 [[maybe_unused]] std::int64_t n, [[maybe_unused]] float* y,
+                 [[maybe_unused]] std::int64_t row_begin, [[maybe_unused]] std::int64_t row_end) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (xq.bits == 16 && IntegerGemvSupported(w.type)) {
+    return with_type(w.type, [&](auto type) {
+      constexpr TensorType T = decltype(type)::value;
+      if constexpr (T == TensorType::q4_0 || T == TensorType::q4_1 || T == TensorType::q8_0) {
+        gemv_tiles(n, row_begin, row_end, [&](auto nt, auto rt, std::int64_t t, std::int64_t r) {
+          int_gemv_tile<T, decltype(nt)::value, decltype(rt)::value>(w, xq, t, y + t * w.rows, r);
+        });
+      }
+    });
+  }
+#endif
+  throw Error(std::string("matmul: no integer GEMV for ") + std::string(info(w.type).name) +
+              " weights with " + std::to_string(xq.bits) + "-bit activations on this CPU");
 }
 
 std::size_t GemmScratchBytes(const WeightView& w, [[maybe_unused]] int activation_bits) {
@@ -707,6 +795,8 @@ HWY_EXPORT(IntegerGemmSupported);
 HWY_EXPORT(QuantizeActivations);
 HWY_EXPORT(GemmScratchBytes);
 HWY_EXPORT(GemmRows);
+HWY_EXPORT(IntegerGemvSupported);
+HWY_EXPORT(IntGemvRows);
 
 void gemv_rows(const WeightView& w, const float* x, std::int64_t n, float* y,
                std::int64_t row_begin, std::int64_t row_end) {
@@ -745,6 +835,15 @@ std::size_t gemm_scratch_bytes(const WeightView& w, int activation_bits) {
 
 void gemm_rows(const GemmTask& task, const GemmScratch& scratch) {
   HWY_DYNAMIC_DISPATCH(GemmRows)(task, scratch);
+}
+
+bool integer_gemv_supported(TensorType type) {
+  return HWY_DYNAMIC_DISPATCH(IntegerGemvSupported)(type);
+}
+
+void int_gemv_rows(const WeightView& w, const QuantizedActivations& xq, std::int64_t n, float* y,
+                   std::int64_t row_begin, std::int64_t row_end) {
+  HWY_DYNAMIC_DISPATCH(IntGemvRows)(w, xq, n, y, row_begin, row_end);
 }
 
 }  // namespace cocktail::cpu

@@ -12,7 +12,8 @@ namespace cocktail::cpu {
 
 // y[t][r] = x[t] · w[r] for t < n and r in [row_begin, row_end), in float: each weight row is
 // streamed once per 4 tokens, decoded in registers and dotted with them. x is [n][w.cols], y is
-// [n][w.rows]. Beyond kGemvMaxTokens tokens the GEMM is faster.
+// [n][w.rows]. Beyond kGemvMaxTokens tokens the GEMM is faster. (int_gemv_rows below is the
+// same with 16-bit activations.)
 constexpr std::int64_t kGemvMaxTokens = 4;
 void gemv_rows(const WeightView& w, const float* x, std::int64_t n, float* y,
                std::int64_t row_begin, std::int64_t row_end);
@@ -39,6 +40,16 @@ bool integer_gemm_supported(TensorType type);
 // Quantizes tokens [token_begin, token_end) of x[tokens][cols] into out.
 void quantize_activations(const float* x, std::int64_t token_begin, std::int64_t token_end,
                           QuantizedActivations& out);
+
+// Whether this CPU runs the integer GEMV for weights of `type`: AVX-512 VNNI, and q4_0, q4_1
+// or q8_0 (one 32-element block with one scale, and for q4_1 one offset).
+bool integer_gemv_supported(TensorType type);
+
+// gemv_rows on activations quantized to 16 bits (xq.bits == 16, quantize_activations of all n
+// tokens): each block's widened codes are dotted with the activations in integers (vpdpwssd).
+// Throws cocktail::Error when integer_gemv_supported(w.type) does not hold.
+void int_gemv_rows(const WeightView& w, const QuantizedActivations& xq, std::int64_t n, float* y,
+                   std::int64_t row_begin, std::int64_t row_end);
 
 // One thread's packed weight panels, reused from task to task; gemm_scratch_bytes() says how
 // large it must be. Allocated before the threads start, so no allocation can fail inside them.
