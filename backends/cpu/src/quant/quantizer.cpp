@@ -198,12 +198,13 @@ float round_code(float q) {
   return (q + 0x1p23f) - 0x1p23f;
 }
 
-// One pass of the least-squares fit over a group: assigns codes under (scale, zero) and returns
-// their squared error; fills the sums the refit needs.
+// Sums over a group's values x and their codes q that the least-squares refit needs.
 struct FitSums {
   double q = 0, qq = 0, x = 0, xq = 0;
 };
 
+// One pass of the least-squares fit over a group: assigns codes under (scale, zero), fills
+// `sums` and returns the squared error of those codes.
 double assign_codes(const float* x, int n, float scale, float zero, float max_code, FitSums& sums) {
   double error = 0;
   FitSums s;
