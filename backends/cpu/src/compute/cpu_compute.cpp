@@ -98,8 +98,9 @@ void CpuCompute::matmul(const WeightView& w, std::span<const float> x, std::int6
   const int n_threads = parts_for(bytes * n, kMinWeightBytesPerThread, threads());
   const int bits = activation_bits(w.type);
   if (n <= kGemvMaxTokens) {
-    // 16-bit activations keep the GEMM's accuracy at a third of the float GEMV's operations;
-    // 8-bit ones would cost accuracy the GEMV does not need to buy speed.
+    // With 16-bit activations (the GEMM's rounding) a block is one integer dot product instead
+    // of a decode to floats: 8-11 % faster here, where one core's bandwidth bounds both. 8-bit
+    // ones would cost accuracy for no further gain.
     if (bits == 16 && integer_gemv_supported(w.type)) {
       QuantizedActivations xq(bits, n, w.cols);
       quantize_activations(x.data(), 0, n, xq);
