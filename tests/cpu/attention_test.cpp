@@ -4,6 +4,7 @@
 #include "attention/attention.hpp"
 
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <algorithm>
 #include <cmath>
@@ -110,29 +111,32 @@ struct Case {
   Mix mix;
   QuantAxis key_axis, value_axis;
   int threads;
+  int group = 32;        // tokens a tile and a chunk
+  float q_scale = 1.0f;  // spread of the query's entries
+  double tolerance = 1e-5;
 };
 
 void expect_decode_matches_reference(const Case& c) {
   std::mt19937 rng(1234 + unsigned(c.context) + unsigned(c.gqa));
   KvStoreOptions opt;
   opt.shape = {2, c.kv_heads, c.dim};
-  opt.layout = {32, c.key_axis, c.value_axis};
+  opt.layout = {c.group, c.key_axis, c.value_axis};
   CpuKvStore store(opt);
   fill(store, c.context, rng);
-  store.commit(make_plan(c.context, 32, c.mix, rng));
+  store.commit(make_plan(c.context, c.group, c.mix, rng));
   fill(store, c.query, rng);  // the FP16 tail
 
   CpuAttention attention(c.threads);
   const int q_heads = c.kv_heads * c.gqa;
   const float scale = 1.0f / std::sqrt(float(c.dim));
   for (int layer = 0; layer < 2; ++layer) {
-    const auto q = random_floats(std::size_t(q_heads * c.dim), rng);
+    const auto q = random_floats(std::size_t(q_heads * c.dim), rng, c.q_scale);
     std::vector<float> out(q.size());
     attention.decode(store, layer, q, q_heads, scale, out);
     for (int h = 0; h < q_heads; ++h) {
       const auto snap = store.snapshot(layer, h / c.gqa);
       const auto want = reference(snap, q.data() + h * c.dim, c.dim, scale, c.context + c.query);
-      EXPECT_LT(relative_error(out.data() + h * c.dim, want), 1e-5)
+      EXPECT_LT(relative_error(out.data() + h * c.dim, want), c.tolerance)
           << "layer " << layer << " head " << h << " context " << c.context;
     }
   }
@@ -164,6 +168,35 @@ TEST(CpuAttention, KeysPerTokenValuesPerChannel) {
 TEST(CpuAttention, LongSingleHeadSplitsAcrossThreads) {
   expect_decode_matches_reference({1, 1, 128, 4100, 1, kPaperMix, kCh, kTok, 4});
 }
+// Tiles of 64 tokens: four rows of lane units in each INT4 / INT2 key tile.
+TEST(CpuAttention, TilesOf64Tokens) {
+  expect_decode_matches_reference({2, 2, 64, 700, 3, kPaperMix, kCh, kTok, 2, 64});
+}
+
+// A query this large spreads the logits over about ±1000, so most tiles' probabilities
+// underflow to exactly zero: their value weights are all zero and must add nothing. Float32
+// logits that large carry rounding errors near 1e-4 of their own, hence the tolerance.
+TEST(CpuAttention, WholeTilesOfZeroProbability) {
+  expect_decode_matches_reference({1, 2, 128, 600, 1, kPaperMix, kCh, kTok, 2, 32, 300.0f, 1e-3});
+}
+
+// Every SIMD target this CPU runs matches the reference, not only the best one: AVX3_DL dots
+// lane-packed keys in 8-bit integers, the others decode the same tiles to floats.
+TEST(CpuAttention, EverySupportedSimdTarget) {
+  const std::int64_t supported = hwy::SupportedTargets();
+  int targets = 0;
+  for (std::int64_t bit = 1; bit != 0 && bit <= supported; bit <<= 1) {
+    if ((supported & bit) == 0) continue;
+    ++targets;
+    hwy::SetSupportedTargetsForTest(bit);
+    SCOPED_TRACE(hwy::TargetName(bit));
+    expect_decode_matches_reference({1, 3, 128, 300, 2, kEveryPrecision, kCh, kTok, 1});
+    expect_decode_matches_reference({1, 1, 64, 200, 1, kPaperMix, kCh, kTok, 1});
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  EXPECT_GE(targets, 1);
+}
+
 TEST(CpuAttention, OnlyTheTail) {
   expect_decode_matches_reference({2, 2, 64, 0, 45, kPaperMix, kCh, kTok, 2});
 }

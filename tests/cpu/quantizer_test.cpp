@@ -58,6 +58,34 @@ std::size_t ref_flat(const BlockShape& shape, int t, int c) {
   return std::size_t(c) * shape.tokens + t;
 }
 
+// Code (r, c) of a lane-packed rows × cols view: 64-byte units of 16 columns × L = 32 / bits
+// rows, [column block][row group]; byte 4·(c % 16) + j of a unit holds rows 4m + j of its
+// group in bits [m·bits, (m+1)·bits).
+int read_lane_code(const std::vector<std::byte>& block, int bits, int rows, int r, int c) {
+  const int lane = 32 / bits;
+  const std::size_t unit = std::size_t(c / 16) * std::size_t(rows / lane) + r / lane;
+  const auto byte = static_cast<unsigned>(block[64 * unit + 4 * (c % 16) + r % lane % 4]);
+  return static_cast<int>((byte >> (bits * (r % lane / 4))) & ((1u << bits) - 1));
+}
+
+// Code (t, c) of an INT4 / INT2 block. Lane-packed when its groups run along the rows of the
+// storage view ([channel][token] channel-major, [token][channel] token-major), rows and
+// columns are multiples of 16 and the group size is too (or covers all columns); planar
+// otherwise.
+int read_int_code(const std::vector<std::byte>& block, const QuantSpec& spec,
+                  const BlockShape& shape, int t, int c) {
+  const int bits = code_bits(spec.precision);
+  const bool channel_major = shape.order == CodeOrder::channel_major;
+  const int rows = channel_major ? shape.channels : shape.tokens;
+  const int cols = channel_major ? shape.tokens : shape.channels;
+  const bool lanes = bits < 8 && channel_major == (spec.axis == QuantAxis::per_channel) &&
+                     rows % 16 == 0 && cols % 16 == 0 &&
+                     (spec.group_size % 16 == 0 || spec.group_size >= cols);
+  if (!lanes) return read_code(block, bits, ref_flat(shape, t, c));
+  return channel_major ? read_lane_code(block, bits, rows, c, t)
+                       : read_lane_code(block, bits, rows, t, c);
+}
+
 // The stored grid, in either code order: [group along the grouped axis][the other axis].
 struct Grid {
   int rows;
@@ -214,7 +242,7 @@ void check_int_block(const QuantSpec& spec, const BlockShape& shape, const std::
       const std::size_t g = ref_group(spec, shape, t, c);
       const double s = read_half(p.bytes, layout.scales_offset, g);
       const double z = read_half(p.bytes, layout.zeros_offset, g);
-      const int code = read_code(p.bytes, bits, ref_flat(shape, t, c));
+      const int code = read_int_code(p.bytes, spec, shape, t, c);
       const double x = v[std::size_t(t) * shape.channels + c];
       const double y = p.decoded[std::size_t(t) * shape.channels + c];
       const Range r = ranges[g];
@@ -304,7 +332,7 @@ GroupErrors least_squares_errors(const QuantSpec& spec, const BlockShape& shape,
       e.fitted[g] += (y - x) * (y - x);
       const double s = read_half(p.bytes, layout.scales_offset, g);
       const double z = read_half(p.bytes, layout.zeros_offset, g);
-      const int code = read_code(p.bytes, bits, ref_flat(shape, t, c));
+      const int code = read_int_code(p.bytes, spec, shape, t, c);
       const double q = s > 0 ? (x - z) / s : 0.0;
       const bool near_tie = std::abs(q - std::floor(q) - 0.5) < 1e-4;
       rule.add(near_tie || code == std::clamp(std::nearbyint(q), 0.0, max_code), [&] {
@@ -514,6 +542,29 @@ TEST(CpuQuantizerTest, Nf4AllZeroGroupDecodesToZero) {
 }
 
 // ---- Bit packing --------------------------------------------------------------------------
+
+TEST(BitpackTest, LanePackedCodesRoundTripExactly) {
+  std::mt19937 rng(5);
+  for (int bits : {2, 4}) {
+    const int rows = 48;
+    const int cols = 64;
+    const std::size_t n = std::size_t(rows) * cols;
+    std::uniform_int_distribution<int> code(0, (1 << bits) - 1);
+    std::vector<std::uint8_t> codes(n);  // codes[r * cols + c]
+    for (auto& c : codes) c = static_cast<std::uint8_t>(code(rng));
+    std::vector<std::byte> packed(packed_code_bytes(n, bits));
+    pack_code_lanes(codes, bits, rows, cols, packed);
+    std::vector<std::uint8_t> back(n);
+    unpack_code_lanes(packed, bits, rows, cols, back);
+    EXPECT_EQ(back, codes) << bits << " bits";
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < cols; ++c) {
+        ASSERT_EQ(read_lane_code(packed, bits, rows, r, c), codes[std::size_t(r) * cols + c])
+            << bits << " bits, row " << r << " column " << c;
+      }
+    }
+  }
+}
 
 TEST(BitpackTest, RandomCodesRoundTripExactly) {
   std::mt19937 rng(3);
@@ -773,6 +824,16 @@ TEST(BitpackErrorTest, BadBitsAndSizes) {
   expect_error([&] { pack_codes(codes, 4, packed); }, {"48 codes", "32-code unit"});
   std::vector<std::byte> wrong(10);
   expect_error([&] { unpack_codes(wrong, 8, codes); }, {"need 48 bytes", "got 10"});
+}
+
+TEST(BitpackTest, LanePackingRefusesShapesItCannotHold) {
+  std::vector<std::uint8_t> codes(24 * 64);
+  std::vector<std::byte> packed(packed_code_bytes(codes.size(), 2));
+  expect_error([&] { pack_code_lanes(codes, 2, 24, 64, packed); },
+               {"24x64", "cannot be lane-packed"});
+  expect_error([&] { pack_code_lanes(codes, 2, 64, 24, packed); },
+               {"64x24", "cannot be lane-packed"});
+  expect_error([&] { pack_code_lanes(codes, 8, 24, 64, packed); }, {"2- or 4-bit", "not 8"});
 }
 
 }  // namespace

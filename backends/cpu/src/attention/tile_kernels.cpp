@@ -4,15 +4,27 @@
 //   keys per channel:  q·k = Σ_c (q_c s_c) k̂_c + Σ_c q_c z_c   (scaled query once per tile)
 //   values per token:  Σ_t p_t v_t = Σ_t (p_t s_t) v̂_t + Σ_t p_t z_t
 // Every query head of a KV head (GQA) is served from the same decoded codes.
+// INT4 / INT2 tiles in those two layouts are lane-packed (packed_layout.hpp): on CPUs with
+// AVX-512 VNNI the row weights (q_c s_c, or p_t s_t) are split exactly into three 8-bit digits
+// and dotted with the codes in integers (vpdpbusd, 64 products an instruction); elsewhere the
+// lanes are decoded to floats. Other tiles (FP16, INT8, NF4, other axes) are planar.
 
 #include "attention/tile_kernels.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "quant/quantizer.hpp"
+
+// Highway 1.0.3 builds its AVX3_DL target (Ice Lake and later, with VNNI) only on request.
+#ifndef HWY_WANT_AVX3_DL
+#define HWY_WANT_AVX3_DL 1
+#endif
 
 // Highway compiles this file once per SIMD target: the order of these lines matters.
 // clang-format off
@@ -116,10 +128,11 @@ constexpr float span_unscale(int i) {
 
 // Per-task scratch, sized for the largest head batch.
 struct Scratch {
-  std::vector<float> scores;   // [B][T] scores, then probabilities
-  std::vector<float> weights;  // [B][value groups][T] per-token value weights
-  std::vector<float> qm;       // [B][D] query folded with key scales
-  std::vector<float> extra;    // [B][groups] bias, query sums or zero sums
+  std::vector<float> scores;        // [B][T] scores, then probabilities
+  std::vector<float> weights;       // [B][value groups][T] per-token value weights
+  std::vector<float> qm;            // [B][D] query folded with key scales
+  std::vector<float> extra;         // [B][groups] bias, query sums or zero sums
+  std::vector<std::int8_t> digits;  // [B][3][D or T] lane weights as 8-bit digits
   float factor[8] = {};
 };
 
@@ -186,6 +199,238 @@ HWY_INLINE void key_dot(const std::uint8_t* codes, int T, int D, const float* w,
   }
 }
 
+// Keys per channel (one group a tile): folds the per-channel scale into the query,
+// s.qm[h][c] = q[h][c]·s_c, and the zero into one bias a head, s.extra[h] = Σ_c q[h][c]·z_c.
+template <Precision P, int B>
+void fold_key_constants(const TileFormat& f, const std::uint8_t* tile, const float* q, Scratch& s) {
+  const DF df;
+  const int D = f.head_dim;
+  const std::uint16_t* scales = as_halves(tile + f.key.scales_offset);
+  const std::uint16_t* zeros = as_halves(tile + f.key.zeros_offset);
+  constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
+  float* qm = s.qm.data();
+  for (int h = 0; h < B; ++h) {
+    VF bias = hn::Zero(df);
+    for (int c = 0; c < D; c += int(kLanes)) {
+      const VF qc = hn::LoadU(df, q + h * D + c);
+      const VF scaled = P == Precision::fp16 ? qc : hn::Mul(qc, load_halves(scales + c));
+      hn::StoreU(scaled, df, qm + h * D + c);
+      if constexpr (has_zero) bias = hn::MulAdd(qc, load_halves(zeros + c), bias);
+    }
+    s.extra[std::size_t(h)] = hn::GetLane(hn::SumOfLanes(df, bias));
+  }
+}
+
+// ---- lane-packed tiles (INT4 / INT2 keys per channel, values per token; packed_layout.hpp) ----
+
+static_assert(std::endian::native == std::endian::little,
+              "lane-packed codes are read as 32-bit lanes whose byte j is bits 8j..8j+7");
+constexpr int kLaneVecs = kLaneColumns / int(kLanes);
+constexpr std::size_t kLaneUnitBytes = 64;
+
+// The row weights of a lane dot for each head of a batch (the scaled query along channels for
+// keys, the scaled probabilities along tokens for values), as floats and, for the AVX3_DL
+// integer path, as 8-bit digits.
+template <int B>
+struct LaneWeights {
+  const float* rows[B] = {};    // [n_rows]
+  std::int8_t* digits[B] = {};  // [3][n_rows]
+  float unscale[B] = {};        // what the digits' integer products are worth
+  int n_rows = 0;
+};
+
+#if HWY_TARGET == HWY_AVX3_DL
+
+// Highway 1.0.3's AVX3_DL attributes name avxvnni (VEX) rather than avx512vnni, which the
+// 512-bit vpdpbusd needs; its CPU check for AVX3_DL does require AVX-512 VNNI.
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
+
+// Largest magnitude split_digits gives a weight: d2 = (x − d0 − 2^8·d1) / 2^16 stays within
+// [-127, 127] for |x| ≤ 2^23 − 2^16.
+constexpr float kDigitRange = 8323072.0f;
+
+// vpermb indices that put byte k of each of 16 32-bit lanes into the k-th 16 bytes (k < 3).
+HWY_INLINE __m512i digit_gather() {
+  alignas(64) std::uint8_t index[64] = {};
+  for (int k = 0; k < 3; ++k)
+    for (int lane = 0; lane < 16; ++lane) index[16 * k + lane] = std::uint8_t(4 * lane + k);
+  return _mm512_load_si512(index);
+}
+
+// Every lane of the result is the largest lane of v.
+HWY_INLINE __m512 broadcast_max(__m512 v) {
+  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, 0x4e));
+  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, 0xb1));
+  v = _mm512_max_ps(v, _mm512_permute_ps(v, 0x4e));
+  return _mm512_max_ps(v, _mm512_permute_ps(v, 0xb1));
+}
+
+// Writes n (a multiple of 16) weights as fixed-point numbers of three signed 8-bit digits,
+// x·k = d0 + 2^8·d1 + 2^16·d2, with k chosen so that the largest |x·k| is kDigitRange: rounding
+// then costs at most 2^-24 of the largest |x|, as float32's own rounding of the products would.
+// Returns 1 / k (to float precision). k = 2^j·r: vscalefps multiplies by 2^j exactly (and
+// without overflow for any j) to bring the largest |x| into [2^21, 2^22), and r in (1.98, 3.97]
+// takes it to kDigitRange. All in vector registers: a round trip through scalar code would
+// put its latency on every tile.
+float split_digits(const float* x, int n, std::int8_t* out) {
+  __m512 vmax = _mm512_setzero_ps();
+  for (int i = 0; i < n; i += 16) vmax = _mm512_max_ps(vmax, _mm512_abs_ps(_mm512_loadu_ps(x + i)));
+  vmax = broadcast_max(vmax);
+  // getexp gives floor(log2 max); all-zero weights (whole tiles of underflowed probabilities)
+  // get j = 0 and r = 0, so zero digits.
+  const __mmask16 nonzero = _mm512_cmp_ps_mask(vmax, _mm512_setzero_ps(), _CMP_GT_OQ);
+  const __m512 j = _mm512_maskz_sub_ps(nonzero, _mm512_set1_ps(21.0f), _mm512_getexp_ps(vmax));
+  const __m512 top = _mm512_scalef_ps(vmax, j);
+  const __m512 r = _mm512_maskz_div_ps(nonzero, _mm512_set1_ps(kDigitRange), top);
+  const __m512i bias = _mm512_set1_epi32(0x808080);
+  const __m512i gather = digit_gather();
+  for (int i = 0; i < n; i += 16) {
+    const __m512 scaled = _mm512_mul_ps(_mm512_scalef_ps(_mm512_loadu_ps(x + i), j), r);
+    // x = Σ d_k·2^(8k) with d_k in [-128, 127] exactly when byte k of x + 0x808080 is
+    // d_k + 128, so flipping the top bit of those bytes leaves the digits as int8.
+    const __m512i biased = _mm512_add_epi32(_mm512_cvtps_epi32(scaled), bias);
+    const __m512i digits = _mm512_permutexvar_epi8(gather, _mm512_xor_si512(biased, bias));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_castsi512_si128(digits));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + n + i), _mm512_extracti32x4_epi32(digits, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * n + i),
+                     _mm512_extracti32x4_epi32(digits, 2));
+  }
+  const __m512 unscale = _mm512_maskz_div_ps(nonzero, top, _mm512_set1_ps(kDigitRange));
+  return _mm512_cvtss_f32(_mm512_scalef_ps(unscale, _mm512_sub_ps(_mm512_setzero_ps(), j)));
+}
+
+template <int B>
+void prepare_lane_weights(LaneWeights<B>& w) {
+  for (int h = 0; h < B; ++h) w.unscale[h] = split_digits(w.rows[h], w.n_rows, w.digits[h]);
+}
+
+// Plane m of a lane-packed vector: 4 bytes a lane, the codes of 4 consecutive rows.
+template <int bits, int m>
+HWY_INLINE __m512i lane_plane(__m512i packed) {
+  const __m512i mask = _mm512_set1_epi8(char((1 << bits) - 1));
+  if constexpr (m == 0) return _mm512_and_si512(packed, mask);
+  return _mm512_and_si512(_mm512_srli_epi16(packed, m * bits), mask);
+}
+
+// acc[h][0] = Σ_r w_h[r]·code[r][col] over the rows of n_units consecutive lane units, for
+// their 16 columns: per plane, one vpdpbusd a digit adds 4 rows' products into each column's
+// 32-bit lane. Planes go to separate accumulator sets, as far as registers allow, so that
+// consecutive vpdpbusd do not wait on each other; the sets hold integers of one scale and are
+// summed exactly at the end.
+// Not inlined: it carries the avx512vnni attribute its callers outside this section lack.
+template <Precision P, int B>
+void lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
+              VF (&acc)[B][kLaneVecs]) {
+  constexpr int bits = code_bits(P);
+  constexpr int L = lane_rows(bits);
+  constexpr int planes = 8 / bits;
+  constexpr int sets = std::min(planes, std::max(1, 4 / B));
+  __m512i sum[sets][B][3];
+  for (auto& set : sum)
+    for (auto& row : set)
+      for (__m512i& x : row) x = _mm512_setzero_si512();
+  for (int u = 0; u < n_units; ++u) {
+    const __m512i packed = _mm512_loadu_si512(units + std::size_t(u) * kLaneUnitBytes);
+    [&]<int... M>(std::integer_sequence<int, M...>) {
+      (
+          [&] {
+            const __m512i plane = lane_plane<bits, M>(packed);
+            for (int h = 0; h < B; ++h) {
+              for (int d = 0; d < 3; ++d) {
+                std::int32_t lane;
+                std::memcpy(&lane, w.digits[h] + d * w.n_rows + L * u + 4 * M, sizeof lane);
+                __m512i& x = sum[M % sets][h][d];
+                x = _mm512_dpbusd_epi32(x, plane, _mm512_set1_epi32(lane));
+              }
+            }
+          }(),
+          ...);
+    }
+    (std::make_integer_sequence<int, planes>{});
+  }
+  for (int h = 0; h < B; ++h) {
+    __m512i digit_sums[3];
+    for (int d = 0; d < 3; ++d) {
+      digit_sums[d] = sum[0][h][d];
+      for (int j = 1; j < sets; ++j) digit_sums[d] = _mm512_add_epi32(digit_sums[d], sum[j][h][d]);
+    }
+    __m512 x = _mm512_cvtepi32_ps(digit_sums[2]);
+    x = _mm512_fmadd_ps(x, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(digit_sums[1]));
+    x = _mm512_fmadd_ps(x, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(digit_sums[0]));
+    acc[h][0] = VF{_mm512_mul_ps(x, _mm512_set1_ps(w.unscale[h]))};
+  }
+}
+
+HWY_POP_ATTRIBUTES
+
+#else  // no 8-bit dot products: decode the lanes to floats
+
+template <int B>
+void prepare_lane_weights(LaneWeights<B>& /*w*/) {}
+
+// acc[h][i] = Σ_r w_h[r]·code[r][col] over the rows of n_units consecutive lane units, for
+// their 16 columns: code (r, col) sits in its column's 32-bit lane at bit 8j + m·bits for
+// r = L·u + 4m + j.
+template <Precision P, int B>
+HWY_INLINE void lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
+                         VF (&acc)[B][kLaneVecs]) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::RebindToUnsigned<DF> du;
+  constexpr int bits = code_bits(P);
+  constexpr int L = lane_rows(bits);
+  const auto mask = hn::Set(du, (1u << bits) - 1);
+  for (auto& row : acc)
+    for (VF& a : row) a = hn::Zero(df);
+  for (int u = 0; u < n_units; ++u) {
+    const std::uint8_t* unit = units + std::size_t(u) * kLaneUnitBytes;
+    for (int i = 0; i < kLaneVecs; ++i) {
+      std::uint32_t lanes[kLanes];
+      std::memcpy(lanes, unit + i * kLanes * 4, sizeof lanes);
+      const auto packed = hn::LoadU(du, lanes);
+      for (int j = 0; j < 4; ++j) {
+        for (int m = 0; m < 8 / bits; ++m) {
+          const auto code = hn::And(hn::ShiftRightSame(packed, 8 * j + m * bits), mask);
+          const VF x = hn::ConvertTo(df, hn::BitCast(di, code));
+          for (int h = 0; h < B; ++h) {
+            acc[h][i] = hn::MulAdd(hn::Set(df, w.rows[h][L * u + 4 * m + j]), x, acc[h][i]);
+          }
+        }
+      }
+    }
+  }
+}
+
+#endif  // HWY_TARGET == HWY_AVX3_DL
+
+// Keys: the storage view is [channel][token], so a row of lane units is 16 tokens and the row
+// weights are the folded query.
+template <Precision P, int B>
+void lane_key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, Scratch& s) {
+  const DF df;
+  const int T = f.tokens;
+  const int D = f.head_dim;
+  fold_key_constants<P, B>(f, tile, q, s);
+  LaneWeights<B> w;
+  w.n_rows = D;
+  for (int h = 0; h < B; ++h) {
+    w.rows[h] = s.qm.data() + h * D;
+    w.digits[h] = s.digits.data() + std::size_t(h) * 3 * std::size_t(D);
+  }
+  prepare_lane_weights(w);
+  const int units = D / lane_rows(code_bits(P));
+  for (int tb = 0; tb < T; tb += kLaneColumns) {
+    VF acc[B][kLaneVecs];
+    lane_dot<P, B>(tile + std::size_t(tb / kLaneColumns * units) * kLaneUnitBytes, units, w, acc);
+    for (int h = 0; h < B; ++h) {
+      const VF bias = hn::Set(df, s.extra[std::size_t(h)]);
+      for (int i = 0; i < kLaneVecs; ++i) {
+        hn::StoreU(hn::Add(acc[h][i], bias), df, &s.scores[std::size_t(h * T + tb) + i * kLanes]);
+      }
+    }
+  }
+}
+
 template <Precision P, int B>
 void key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, Scratch& s) {
   const DF df;
@@ -195,19 +440,11 @@ void key_scores(const TileFormat& f, const std::uint8_t* tile, const float* q, S
   const std::uint16_t* zeros = as_halves(tile + f.key.zeros_offset);
   constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
 
+  if constexpr (P == Precision::int4 || P == Precision::int2) {
+    if (f.key.packing == CodePacking::lanes) return lane_key_scores<P, B>(f, tile, q, s);
+  }
   if (P == Precision::fp16 || f.key_spec.axis == QuantAxis::per_channel) {
-    // Fold the per-channel scale into the query, the zero into one bias a head.
-    float* qm = s.qm.data();
-    for (int h = 0; h < B; ++h) {
-      VF bias = hn::Zero(df);
-      for (int c = 0; c < D; c += int(kLanes)) {
-        const VF qc = hn::LoadU(df, q + h * D + c);
-        const VF scaled = P == Precision::fp16 ? qc : hn::Mul(qc, load_halves(scales + c));
-        hn::StoreU(scaled, df, qm + h * D + c);
-        if constexpr (has_zero) bias = hn::MulAdd(qc, load_halves(zeros + c), bias);
-      }
-      s.extra[std::size_t(h)] = hn::GetLane(hn::SumOfLanes(df, bias));
-    }
+    fold_key_constants<P, B>(f, tile, q, s);
     for (int tb = 0; tb < T; tb += kBlock) {
       VF acc[B][kVecs];
       for (auto& row : acc)
@@ -419,6 +656,42 @@ void accumulate_values(const std::uint16_t* scales, const std::uint16_t* zeros, 
   value_pass<P, B, kBlock>(codes, v, group_size, T, valid, D, o, s);
 }
 
+// Lane-packed values: the storage view is [token][channel], so a row of lane units is 16
+// channels (inside one group) and the row weights are that group's p_t·s_gt.
+template <Precision P, int B>
+void lane_values(const TileFormat& f, const std::uint8_t* values, int valid, float* o, Scratch& s) {
+  const DF df;
+  const int T = f.tokens;
+  const int D = f.head_dim;
+  const int G = f.value_spec.group_size;
+  const ValueTerms v = value_terms<P, B>(as_halves(values + f.value.scales_offset),
+                                         as_halves(values + f.value.zeros_offset),
+                                         QuantAxis::per_token, G, T, valid, D, s);
+  const int units = T / lane_rows(code_bits(P));
+  for (int g = 0; g < v.groups; ++g) {
+    LaneWeights<B> w;
+    w.n_rows = T;
+    for (int h = 0; h < B; ++h) {
+      w.rows[h] = v.weights + std::size_t(h * v.groups + g) * std::size_t(T);
+      w.digits[h] = s.digits.data() + std::size_t(h) * 3 * std::size_t(T);
+    }
+    prepare_lane_weights(w);
+    for (int cb = g * G; cb < std::min(D, (g + 1) * G); cb += kLaneColumns) {
+      VF acc[B][kLaneVecs];
+      lane_dot<P, B>(values + std::size_t(cb / kLaneColumns * units) * kLaneUnitBytes, units, w,
+                     acc);
+      for (int h = 0; h < B; ++h) {
+        const VF zero_sum = hn::Set(df, s.extra[std::size_t(h * v.groups + g)]);
+        const VF factor = hn::Set(df, s.factor[h]);
+        for (int i = 0; i < kLaneVecs; ++i) {
+          float* out = o + std::size_t(h * D + cb) + i * kLanes;
+          hn::StoreU(hn::MulAdd(hn::LoadU(df, out), factor, hn::Add(acc[h][i], zero_sum)), df, out);
+        }
+      }
+    }
+  }
+}
+
 // ---- drivers ----
 
 template <Precision P, int B>
@@ -440,6 +713,12 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
     key_scores<P, B>(f, tile, q, s);
     softmax_update<B>(f.tokens, valid, task.m + h0, task.l + h0, s);
     const std::uint8_t* values = tile + f.value_offset;
+    if constexpr (P == Precision::int4 || P == Precision::int2) {
+      if (f.value.packing == CodePacking::lanes) {
+        lane_values<P, B>(f, values, valid, o, s);
+        continue;
+      }
+    }
     accumulate_values<P, B>(as_halves(values + f.value.scales_offset),
                             as_halves(values + f.value.zeros_offset), f.value_spec.axis,
                             f.value_spec.group_size, values, f.tokens, valid, f.head_dim, o, s);
@@ -505,6 +784,7 @@ void AttendRange(const RangeTask& task) {
   const int value_groups = std::max(1, (D + T - 1) / T);
   s.weights.resize(std::size_t(batch_max * T * value_groups));
   s.qm.resize(std::size_t(batch_max * D));
+  s.digits.resize(std::size_t(batch_max * 3 * std::max(D, T)));
   s.extra.resize(std::size_t(batch_max * D));
   // Query heads in batches of 8, 4, 3, 2, 1: each batch shares one decode of every code. A
   // batch of 3 serves GQA groups of 3 (SmolLM2) in one pass instead of two.

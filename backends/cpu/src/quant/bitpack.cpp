@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "cocktail/error.hpp"
+#include "quant/packed_layout.hpp"
 
 namespace cocktail::cpu {
 namespace {
@@ -59,7 +61,74 @@ void unpack_planar(const std::byte* packed, std::size_t n_units, std::uint8_t* c
   }
 }
 
+// Byte and bit offset of code (r, c) in a lane-packed view (packed_layout.hpp).
+struct LaneSlot {
+  std::size_t byte = 0;
+  int shift = 0;
+};
+
+struct LaneGeometry {
+  static constexpr std::size_t kUnitBytes = 64;
+  int bits = 0;
+  int rows = 0;
+  int cols = 0;
+
+  LaneSlot slot(int r, int c) const {
+    const int lane = lane_rows(bits);
+    const auto unit = static_cast<std::size_t>(c / kLaneColumns) * (rows / lane) + r / lane;
+    const int in_lane = r % lane;
+    return {kUnitBytes * unit + static_cast<std::size_t>(4 * (c % kLaneColumns) + in_lane % 4),
+            bits * (in_lane / 4)};
+  }
+};
+
+LaneGeometry check_lanes(std::size_t n_codes, std::size_t n_bytes, int bits, int rows, int cols,
+                         const char* what) {
+  if (bits != 2 && bits != 4) {
+    throw Error(fmt::format("{}: lane packing takes 2- or 4-bit codes, not {}", what, bits));
+  }
+  if (rows < 0 || cols < 0 || rows % lane_rows(bits) != 0 || cols % kLaneColumns != 0) {
+    throw Error(
+        fmt::format("{}: a {}x{} view cannot be lane-packed (rows a multiple of {}, columns of {})",
+                    what, rows, cols, lane_rows(bits), kLaneColumns));
+  }
+  if (n_codes != static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)) {
+    throw Error(fmt::format("{}: {} codes for a {}x{} view", what, n_codes, rows, cols));
+  }
+  check_sizes(n_codes, n_bytes, bits, what);
+  return {bits, rows, cols};
+}
+
 }  // namespace
+
+void pack_code_lanes(std::span<const std::uint8_t> codes, int bits, int rows, int cols,
+                     std::span<std::byte> packed) {
+  const LaneGeometry geo =
+      check_lanes(codes.size(), packed.size(), bits, rows, cols, "pack_code_lanes");
+  const unsigned mask = (1u << bits) - 1;
+  std::fill(packed.begin(), packed.end(), std::byte{0});
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      const LaneSlot at = geo.slot(r, c);
+      const unsigned code = codes[static_cast<std::size_t>(r) * cols + c] & mask;
+      packed[at.byte] |= static_cast<std::byte>(code << at.shift);
+    }
+  }
+}
+
+void unpack_code_lanes(std::span<const std::byte> packed, int bits, int rows, int cols,
+                       std::span<std::uint8_t> codes) {
+  const LaneGeometry geo =
+      check_lanes(codes.size(), packed.size(), bits, rows, cols, "unpack_code_lanes");
+  const unsigned mask = (1u << bits) - 1;
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      const LaneSlot at = geo.slot(r, c);
+      codes[static_cast<std::size_t>(r) * cols + c] =
+          static_cast<std::uint8_t>((static_cast<unsigned>(packed[at.byte]) >> at.shift) & mask);
+    }
+  }
+}
 
 void pack_codes(std::span<const std::uint8_t> codes, int bits, std::span<std::byte> packed) {
   check_sizes(codes.size(), packed.size(), bits, "pack_codes");

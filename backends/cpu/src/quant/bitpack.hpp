@@ -23,4 +23,14 @@ void pack_codes(std::span<const std::uint8_t> codes, int bits, std::span<std::by
 // The inverse of pack_codes, with the same size rules.
 void unpack_codes(std::span<const std::byte> packed, int bits, std::span<std::uint8_t> codes);
 
+// Lane packing (packed_layout.hpp) of a rows × cols view, codes[r·cols + c], for bits 2 or 4,
+// rows a multiple of 4·(8 / bits) and cols a multiple of 16. Throws cocktail::Error otherwise,
+// or when packed.size() is not packed_code_bytes(codes.size(), bits).
+void pack_code_lanes(std::span<const std::uint8_t> codes, int bits, int rows, int cols,
+                     std::span<std::byte> packed);
+
+// The inverse of pack_code_lanes, with the same size rules.
+void unpack_code_lanes(std::span<const std::byte> packed, int bits, int rows, int cols,
+                       std::span<std::uint8_t> codes);
+
 }  // namespace cocktail::cpu

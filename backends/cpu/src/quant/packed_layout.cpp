@@ -41,6 +41,21 @@ std::pair<int, int> stored_group_grid(const QuantSpec& spec, const BlockShape& s
   return {ceil_div(shape.channels, spec.group_size), shape.tokens};
 }
 
+// Lane packing where the attention kernels' integer paths can read it (packed_layout.hpp):
+// they take 16 rows and 16 columns at a time, and one group's constants for 16 columns.
+CodePacking code_packing(const QuantSpec& spec, const BlockShape& shape) {
+  const bool integer = spec.precision == Precision::int4 || spec.precision == Precision::int2;
+  const bool channel_major = shape.order == CodeOrder::channel_major;
+  const bool groups_along_rows = channel_major == (spec.axis == QuantAxis::per_channel);
+  const int rows = channel_major ? shape.channels : shape.tokens;
+  const int cols = channel_major ? shape.tokens : shape.channels;
+  const bool whole_runs = spec.group_size % kLaneColumns == 0 || spec.group_size >= cols;
+  if (integer && groups_along_rows && rows % 16 == 0 && cols % kLaneColumns == 0 && whole_runs) {
+    return CodePacking::lanes;
+  }
+  return CodePacking::planar;
+}
+
 }  // namespace
 
 PackedLayout packed_layout(const QuantSpec& spec, const BlockShape& shape) {
@@ -53,6 +68,7 @@ PackedLayout packed_layout(const QuantSpec& spec, const BlockShape& shape) {
     return layout;
   }
   layout.codes_bytes = n * static_cast<std::size_t>(code_bits(spec.precision)) / 8;
+  layout.packing = code_packing(spec, shape);
 
   const auto [rows, cols] = stored_group_grid(spec, shape);
   layout.group_rows = rows;

@@ -12,6 +12,16 @@
 //         [16k·u, 16k·(u+1)), and byte j of the unit holds codes 16k·u + j + 16·m (m = 0..k-1)
 //         in bits [m·bits, (m+1)·bits). One 16-byte load, shifted by m·bits and masked, gives
 //         16 consecutive codes: a full vector of lanes without shuffles.
+//         Lane packing replaces the planar units of INT4 and INT2 blocks whose groups run
+//         along the rows of the storage view, the rows × cols matrix [channel][token] of a
+//         channel-major block or [token][channel] of a token-major one (keys per channel,
+//         values per token), when rows and cols are multiples of 16 and each group covers
+//         whole runs of 16 columns. It is the layout of 8-bit integer dot products (vpdpbusd),
+//         which sum the 4 bytes of a 32-bit lane: with L = 4k rows a lane, 64-byte units are
+//         stored [16-column block b][L-row group g], and byte 4·i + j of a unit holds, in bits
+//         [m·bits, (m+1)·bits), the code of row L·g + 4·m + j, column 16·b + i. A 32-bit lane
+//         is one column's codes for L rows; plane m of it, shifted and masked, gives 4 bytes of
+//         4 consecutive rows: 16 columns × 4 rows, dotted with 4 row weights in one instruction.
 // scales, zeros: one FP16 each per quantization group (NF4: scales only, the group's absmax),
 //         in either code order stored as [group along the grouped axis][other axis]:
 //         [ceil(tokens/G)][channels] for per-channel groups, [ceil(channels/G)][tokens] for
@@ -51,7 +61,17 @@ constexpr int planar_unit_codes(Precision p) {
   return 16 * (8 / code_bits(p));
 }
 
+// How a block's INT4 / INT2 codes are arranged (see above); other precisions are unpacked.
+enum class CodePacking : unsigned char { planar, lanes };
+
+// Columns (32-bit lanes) of a lane-packed unit, and rows a lane holds for `bits`-bit codes.
+inline constexpr int kLaneColumns = 16;
+constexpr int lane_rows(int bits) {
+  return 4 * (8 / bits);
+}
+
 struct PackedLayout {
+  CodePacking packing = CodePacking::planar;
   std::size_t codes_bytes = 0;
   std::size_t n_groups = 0;       // scales (and zeros) per block
   std::size_t scales_offset = 0;  // bytes from the block start

@@ -456,7 +456,11 @@ void CpuQuantizer::pack(std::span<const float> values, const BlockShape& shape,
     const IntEncoder encoder{static_cast<float>((1 << bits) - 1)};
     map_view(geo, view, codes.data(), enc.zero.data(), enc.divisor.data(), encoder);
   }
-  pack_codes(codes, bits, packed.first(layout.codes_bytes));
+  if (layout.packing == CodePacking::lanes) {
+    pack_code_lanes(codes, bits, geo.rows, geo.cols, packed.first(layout.codes_bytes));
+  } else {
+    pack_codes(codes, bits, packed.first(layout.codes_bytes));
+  }
 }
 
 void CpuQuantizer::unpack(std::span<const std::byte> packed, const BlockShape& shape,
@@ -467,12 +471,16 @@ void CpuQuantizer::unpack(std::span<const std::byte> packed, const BlockShape& s
 
   std::vector<std::uint8_t> codes(values.size());
   const int bits = code_bits(spec_.precision);
-  unpack_codes(packed.first(layout.codes_bytes), bits, codes);
+  const ViewGeometry geo = view_geometry(spec_, shape);
+  if (layout.packing == CodePacking::lanes) {
+    unpack_code_lanes(packed.first(layout.codes_bytes), bits, geo.rows, geo.cols, codes);
+  } else {
+    unpack_codes(packed.first(layout.codes_bytes), bits, codes);
+  }
 
   const bool has_zeros = spec_.precision != Precision::nf4;
   std::vector<float> zero(layout.n_groups, 0.0f);
   std::vector<float> scale(layout.n_groups);
-  const ViewGeometry geo = view_geometry(spec_, shape);
   for (std::size_t g = 0; g < layout.n_groups; ++g) {
     const std::size_t at = stored_group(geo, g);
     scale[g] = f32_from_f16_bits(load_half(packed.data() + layout.scales_offset, at));
