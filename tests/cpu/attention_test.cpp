@@ -181,7 +181,8 @@ TEST(CpuAttention, WholeTilesOfZeroProbability) {
 }
 
 // Every SIMD target this CPU runs matches the reference, not only the best one: AVX3_DL dots
-// lane-packed keys in 8-bit integers, the others decode the same tiles to floats.
+// lane-packed tiles in 8-bit integers for one head (the second case) and in floats for three,
+// the other targets always in floats.
 TEST(CpuAttention, EverySupportedSimdTarget) {
   const std::int64_t supported = hwy::SupportedTargets();
   int targets = 0;

@@ -4,10 +4,11 @@
 //   keys per channel:  q·k = Σ_c (q_c s_c) k̂_c + Σ_c q_c z_c   (scaled query once per tile)
 //   values per token:  Σ_t p_t v_t = Σ_t (p_t s_t) v̂_t + Σ_t p_t z_t
 // Every query head of a KV head (GQA) is served from the same decoded codes.
-// INT4 / INT2 tiles in those two layouts are lane-packed (packed_layout.hpp): on CPUs with
-// AVX-512 VNNI the row weights (q_c s_c, or p_t s_t) are split exactly into three 8-bit digits
-// and dotted with the codes in integers (vpdpbusd, 64 products an instruction); elsewhere the
-// lanes are decoded to floats. Other tiles (FP16, INT8, NF4, other axes) are planar.
+// INT4 / INT2 tiles in those two layouts are lane-packed (packed_layout.hpp). On CPUs with
+// AVX-512 VNNI, for a lone query head (GQA 1), the row weights (q_c s_c, or p_t s_t) are split
+// exactly into three 8-bit digits and dotted with the codes in integers (vpdpbusd, 64 products
+// an instruction); head batches, and other CPUs, decode the lanes to floats. Other tiles (FP16,
+// INT8, NF4, other axes) are planar.
 
 #include "attention/tile_kernels.hpp"
 
@@ -227,6 +228,7 @@ static_assert(std::endian::native == std::endian::little,
               "lane-packed codes are read as 32-bit lanes whose byte j is bits 8j..8j+7");
 constexpr int kLaneVecs = kLaneColumns / int(kLanes);
 constexpr std::size_t kLaneUnitBytes = 64;
+constexpr int kMaxIntegerLaneHeads = 1;  // see kIntegerLanes
 
 // The row weights of a lane dot for each head of a batch (the scaled query along channels for
 // keys, the scaled probabilities along tokens for values), as floats and, for the AVX3_DL
@@ -299,11 +301,6 @@ float split_digits(const float* x, int n, std::int8_t* out) {
   return _mm512_cvtss_f32(_mm512_scalef_ps(unscale, _mm512_sub_ps(_mm512_setzero_ps(), j)));
 }
 
-template <int B>
-void prepare_lane_weights(LaneWeights<B>& w) {
-  for (int h = 0; h < B; ++h) w.unscale[h] = split_digits(w.rows[h], w.n_rows, w.digits[h]);
-}
-
 // Plane m of a lane-packed vector: 4 bytes a lane, the codes of 4 consecutive rows.
 template <int bits, int m>
 HWY_INLINE __m512i lane_plane(__m512i packed) {
@@ -312,23 +309,23 @@ HWY_INLINE __m512i lane_plane(__m512i packed) {
   return _mm512_and_si512(_mm512_srli_epi16(packed, m * bits), mask);
 }
 
-// acc[h][0] = Σ_r w_h[r]·code[r][col] over the rows of n_units consecutive lane units, for
-// their 16 columns: per plane, one vpdpbusd a digit adds 4 rows' products into each column's
-// 32-bit lane. Planes go to separate accumulator sets, as far as registers allow, so that
-// consecutive vpdpbusd do not wait on each other; the sets hold integers of one scale and are
-// summed exactly at the end.
+// acc[h][0] = Σ_r w_h[r]·code[r][col] over the rows of n_units consecutive lane units (`stride`
+// bytes apart), for their 16 columns: per plane, one vpdpbusd a digit adds 4 rows' products
+// into each column's 32-bit lane. Planes go to separate accumulator sets, as far as registers
+// allow, so that consecutive vpdpbusd do not wait on each other; the sets hold integers of one
+// scale and are summed exactly at the end.
 // Not inlined: it carries the avx512vnni attribute its callers outside this section lack.
 template <Precision P, int B>
-void lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
-              VF (&acc)[B][kLaneVecs]) {
+void integer_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
+                      VF (&acc)[B][kLaneVecs]) {
   constexpr int bits = code_bits(P);
   constexpr int L = lane_rows(bits);
   constexpr int planes = 8 / bits;
   constexpr int sets = std::min(planes, std::max(1, 4 / B));
   __m512i sum[sets][B][3];
   for (auto& set : sum)
-    for (auto& row : set)
-      for (__m512i& x : row) x = _mm512_setzero_si512();
+    for (auto& head : set)
+      for (__m512i& x : head) x = _mm512_setzero_si512();
   for (int u = 0; u < n_units; ++u) {
     const __m512i packed = _mm512_loadu_si512(units + std::size_t(u) * kLaneUnitBytes);
     [&]<int... M>(std::integer_sequence<int, M...>) {
@@ -339,8 +336,9 @@ void lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
               for (int d = 0; d < 3; ++d) {
                 std::int32_t lane;
                 std::memcpy(&lane, w.digits[h] + d * w.n_rows + L * u + 4 * M, sizeof lane);
+                const __m512i digits = _mm512_set1_epi32(lane);
                 __m512i& x = sum[M % sets][h][d];
-                x = _mm512_dpbusd_epi32(x, plane, _mm512_set1_epi32(lane));
+                x = _mm512_dpbusd_epi32(x, plane, digits);
               }
             }
           }(),
@@ -363,17 +361,13 @@ void lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
 
 HWY_POP_ATTRIBUTES
 
-#else  // no 8-bit dot products: decode the lanes to floats
+#endif  // HWY_TARGET == HWY_AVX3_DL
 
-template <int B>
-void prepare_lane_weights(LaneWeights<B>& /*w*/) {}
-
-// acc[h][i] = Σ_r w_h[r]·code[r][col] over the rows of n_units consecutive lane units, for
-// their 16 columns: code (r, col) sits in its column's 32-bit lane at bit 8j + m·bits for
-// r = L·u + 4m + j.
+// The same as integer_lane_dot, in floats: code (r, col) sits in its column's 32-bit lane at
+// bit 8j + m·bits for r = L·u + 4m + j.
 template <Precision P, int B>
-HWY_INLINE void lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
-                         VF (&acc)[B][kLaneVecs]) {
+HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
+                               VF (&acc)[B][kLaneVecs]) {
   const DF df;
   const hn::RebindToSigned<DF> di;
   const hn::RebindToUnsigned<DF> du;
@@ -383,25 +377,52 @@ HWY_INLINE void lane_dot(const std::uint8_t* units, int n_units, const LaneWeigh
   for (auto& row : acc)
     for (VF& a : row) a = hn::Zero(df);
   for (int u = 0; u < n_units; ++u) {
-    const std::uint8_t* unit = units + std::size_t(u) * kLaneUnitBytes;
-    for (int i = 0; i < kLaneVecs; ++i) {
+    hn::Vec<decltype(du)> packed[kLaneVecs];
+    for (int v = 0; v < kLaneVecs; ++v) {
       std::uint32_t lanes[kLanes];
-      std::memcpy(lanes, unit + i * kLanes * 4, sizeof lanes);
-      const auto packed = hn::LoadU(du, lanes);
-      for (int j = 0; j < 4; ++j) {
-        for (int m = 0; m < 8 / bits; ++m) {
-          const auto code = hn::And(hn::ShiftRightSame(packed, 8 * j + m * bits), mask);
-          const VF x = hn::ConvertTo(df, hn::BitCast(di, code));
-          for (int h = 0; h < B; ++h) {
-            acc[h][i] = hn::MulAdd(hn::Set(df, w.rows[h][L * u + 4 * m + j]), x, acc[h][i]);
-          }
+      std::memcpy(lanes, units + std::size_t(u) * kLaneUnitBytes + v * kLanes * 4, sizeof lanes);
+      packed[v] = hn::LoadU(du, lanes);
+    }
+    for (int j = 0; j < 4; ++j) {
+      for (int m = 0; m < 8 / bits; ++m) {
+        VF x[kLaneVecs];
+        for (int v = 0; v < kLaneVecs; ++v) {
+          const auto code = hn::And(hn::ShiftRightSame(packed[v], 8 * j + m * bits), mask);
+          x[v] = hn::ConvertTo(df, hn::BitCast(di, code));
+        }
+        for (int h = 0; h < B; ++h) {
+          const VF weight = hn::Set(df, w.rows[h][L * u + 4 * m + j]);
+          for (int v = 0; v < kLaneVecs; ++v) acc[h][v] = hn::MulAdd(weight, x[v], acc[h][v]);
         }
       }
     }
   }
 }
 
-#endif  // HWY_TARGET == HWY_AVX3_DL
+// AVX3_DL dots the lanes of a lone head in integers: 3 vpdpbusd per 64 INT2 codes instead of
+// 4 masks, 4 conversions and 4 FMAs. With two or more heads one float decode of the codes is
+// shared by all of them, and 3 vpdpbusd a head cost more than one FMA a head (measured on Zen 4:
+// GQA 2 18 % slower in integers, GQA 1 10 % faster).
+template <int B>
+constexpr bool kIntegerLanes = HWY_TARGET == HWY_AVX3_DL&& B <= kMaxIntegerLaneHeads;
+
+template <int B>
+void prepare_lane_weights([[maybe_unused]] LaneWeights<B>& w) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if constexpr (kIntegerLanes<B>) {
+    for (int h = 0; h < B; ++h) w.unscale[h] = split_digits(w.rows[h], w.n_rows, w.digits[h]);
+  }
+#endif
+}
+
+template <Precision P, int B>
+HWY_INLINE void lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
+                         VF (&acc)[B][kLaneVecs]) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if constexpr (kIntegerLanes<B>) return integer_lane_dot<P, B>(units, n_units, w, acc);
+#endif
+  float_lane_dot<P, B>(units, n_units, w, acc);
+}
 
 // Keys: the storage view is [channel][token], so a row of lane units is 16 tokens and the row
 // weights are the folded query.
