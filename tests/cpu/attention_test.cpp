@@ -4,7 +4,6 @@
 #include "attention/attention.hpp"
 
 #include <gtest/gtest.h>
-#include <hwy/targets.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +13,7 @@
 
 #include "cocktail/error.hpp"
 #include "kv_store.hpp"
+#include "support/simd_targets.hpp"
 
 namespace cocktail::cpu {
 namespace {
@@ -184,18 +184,10 @@ TEST(CpuAttention, WholeTilesOfZeroProbability) {
 // lane-packed tiles in 8-bit integers for one head (the second case) and in floats for three,
 // the other targets always in floats.
 TEST(CpuAttention, EverySupportedSimdTarget) {
-  const std::int64_t supported = hwy::SupportedTargets();
-  int targets = 0;
-  for (std::int64_t bit = 1; bit != 0 && bit <= supported; bit <<= 1) {
-    if ((supported & bit) == 0) continue;
-    ++targets;
-    hwy::SetSupportedTargetsForTest(bit);
-    SCOPED_TRACE(hwy::TargetName(bit));
+  testing::for_each_simd_target([](std::int64_t) {
     expect_decode_matches_reference({1, 3, 128, 300, 2, kEveryPrecision, kCh, kTok, 1});
     expect_decode_matches_reference({1, 1, 64, 200, 1, kPaperMix, kCh, kTok, 1});
-  }
-  hwy::SetSupportedTargetsForTest(0);
-  EXPECT_GE(targets, 1);
+  });
 }
 
 TEST(CpuAttention, OnlyTheTail) {

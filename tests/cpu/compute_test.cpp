@@ -19,6 +19,7 @@
 #include "cocktail/error.hpp"
 #include "compute/cpu_compute.hpp"
 #include "compute/matmul_kernels.hpp"
+#include "support/simd_targets.hpp"
 
 namespace cocktail::cpu {
 namespace {
@@ -516,12 +517,7 @@ TEST(Matmul, SameResultForAnyThreadCount) {
 
 // Every SIMD target this CPU runs gives a correct GEMV and GEMM, not only the best one.
 TEST(Matmul, EverySupportedSimdTarget) {
-  const std::int64_t supported = hwy::SupportedTargets();
-  int targets = 0;
-  for (std::int64_t bit = 1; bit != 0 && bit <= supported; bit <<= 1) {
-    if ((supported & bit) == 0) continue;
-    ++targets;
-    hwy::SetSupportedTargetsForTest(bit);
+  testing::for_each_simd_target([](std::int64_t bit) {
     CpuCompute compute(2);
     for (TensorType t : kAllTypes) {
       for (std::int64_t n : {1, 21}) {
@@ -533,11 +529,9 @@ TEST(Matmul, EverySupportedSimdTarget) {
       }
     }
     if (bit != HWY_AVX3_DL) {
-      EXPECT_FALSE(integer_gemm_supported(TensorType::q4_1)) << hwy::TargetName(bit);
+      EXPECT_FALSE(integer_gemm_supported(TensorType::q4_1));
     }
-  }
-  hwy::SetSupportedTargetsForTest(0);
-  EXPECT_GE(targets, 1);
+  });
 }
 
 template <class F>
