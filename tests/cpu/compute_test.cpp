@@ -446,25 +446,33 @@ TEST(Matmul, IntegerGemmIsExactOnQuantizedActivations) {
   }
 }
 
-// The integer GEMV (decode with 16-bit activations), called directly on two row ranges, for
-// every token count it serves, on short rows and rows of 70 blocks.
+// The integer GEMV (decode with rounded activations), called directly on row ranges that do
+// not start or end on a 4-row group, for every token count it serves, on short rows and rows of
+// 70 blocks (the scale gathers' tail of 2 blocks).
 TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
-  if (!integer_gemv_supported(TensorType::q4_1)) GTEST_SKIP() << "no integer GEMV on this CPU";
-  for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
-    for (const std::int64_t cols : {std::int64_t(96), std::int64_t(2240)}) {
-      for (std::int64_t n = 1; n <= kGemvMaxTokens; ++n) {
-        const Problem p(t, 45, cols, n, 400 + unsigned(t) + unsigned(cols) + unsigned(n));
-        QuantizedActivations xq(16, p.n, p.cols);
-        quantize_activations(p.x.data(), 0, p.n, xq);
-        std::vector<float> y(std::size_t(p.n * p.rows), NAN);
-        int_gemv_rows(p.w, xq, n, y.data(), 0, 19);
-        int_gemv_rows(p.w, xq, n, y.data(), 19, p.rows);
-        expect_exact_on_quantized_activations(p, xq, y, "gemv");
+  if (!integer_gemv_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no integer GEMV on this CPU";
+  for (int bits : {8, 16}) {
+    for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
+      if (!integer_gemv_supported(t, bits)) continue;
+      for (const std::int64_t cols : {std::int64_t(96), std::int64_t(2240)}) {
+        for (std::int64_t n = 1; n <= kGemvMaxTokens; ++n) {
+          const Problem p(t, 45, cols, n, 400 + unsigned(t) + unsigned(cols) + unsigned(n));
+          QuantizedActivations xq(bits, p.n, p.cols);
+          quantize_activations(p.x.data(), 0, p.n, xq);
+          if (bits == 16) split_byte_planes(xq);
+          std::vector<float> y(std::size_t(p.n * p.rows), NAN);
+          int_gemv_rows(p.w, xq, n, y.data(), 0, 19);
+          int_gemv_rows(p.w, xq, n, y.data(), 19, 21);
+          int_gemv_rows(p.w, xq, n, y.data(), 21, p.rows);
+          expect_exact_on_quantized_activations(p, xq, y, "gemv");
+        }
       }
     }
   }
-  EXPECT_FALSE(integer_gemv_supported(TensorType::q4_k));
-  EXPECT_FALSE(integer_gemv_supported(TensorType::f16));
+  EXPECT_TRUE(integer_gemv_supported(TensorType::q4_0, 8));
+  EXPECT_FALSE(integer_gemv_supported(TensorType::q8_0, 8));
+  EXPECT_FALSE(integer_gemv_supported(TensorType::q4_k, 16));
+  EXPECT_FALSE(integer_gemv_supported(TensorType::f16, 16));
 }
 
 TEST(Matmul, QuantizedActivationsRoundPerBlock) {
@@ -542,6 +550,16 @@ void expect_error(F&& f, const std::string& needle) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
   }
+}
+
+// 16-bit activations whose byte planes were never split are refused, not read past their end.
+TEST(Matmul, IntegerGemvRefusesActivationsWithoutBytePlanes) {
+  if (!integer_gemv_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no integer GEMV on this CPU";
+  const Problem p(TensorType::q4_1, 8, 64, 1, 9);
+  QuantizedActivations xq(16, 1, p.cols);
+  quantize_activations(p.x.data(), 0, 1, xq);
+  std::vector<float> y(std::size_t(p.rows));
+  expect_error([&] { int_gemv_rows(p.w, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");
 }
 
 TEST(Matmul, ShapeErrorsNameTheOperand) {

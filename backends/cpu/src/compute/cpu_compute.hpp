@@ -4,20 +4,21 @@
 
 namespace cocktail::cpu {
 
-// How matmul treats activations where the integer GEMM runs (AVX-512 VNNI; q4_0, q4_1, q8_0
-// and q4_k weights; prefill, as decode runs the float GEMV). int8, the fastest, rounds
-// activations per 32 elements as llama.cpp does; int16 runs the GEMM at 0.45-0.6 of int8's speed
-// and f32 (no rounding) at 0.35-0.45. Their effect on SmolLM2's logits is in docs/results.md.
+// How matmul treats activations where the integer kernels run (AVX-512 VNNI; the GEMM for
+// q4_0, q4_1, q8_0 and q4_k weights, the GEMV for q4_0 and q4_1, and q8_0 with 16 bits). int8,
+// the fastest, rounds activations per 32 elements as llama.cpp does; int16 runs the GEMM at
+// 0.45-0.6 of int8's speed and f32 (no rounding) at 0.35-0.45. Their effect on SmolLM2's logits
+// is in docs/results.md.
 enum class MatmulActivations { int8, int16, f32 };
 
 // The CPU backend's dense operations. Shapes are checked here (a mismatch throws Error naming
 // the operand, what was expected and what came); the work is split across `threads` OpenMP
 // threads (0 = OpenMP's default) and runs in the Highway kernels of compute/*_kernels.
 //
-// matmul: up to kGemvMaxTokens tokens (decode) stream each weight row once and dot it in float
-// (GEMV), whatever the activation mode: repacking panels for the integer GEMM costs more than
-// it saves on so few tokens, and float activations are exact. More tokens use the integer GEMM
-// where it runs, else the float GEMM over panels of decoded rows.
+// matmul: up to kGemvMaxTokens tokens (decode) stream each weight row once (GEMV): repacking
+// panels for the GEMM costs more than it saves on so few tokens. The GEMV is integer where the
+// activations are rounded and a kernel takes the type, else float. More tokens use the integer
+// GEMM where it runs, else the float GEMM over panels of decoded rows.
 class CpuCompute final : public Compute {
  public:
   explicit CpuCompute(int threads, MatmulActivations activations = MatmulActivations::int8)

@@ -31,6 +31,7 @@ struct QuantizedActivations {
   std::vector<std::int16_t> q16;  // [tokens][cols] with 16 bits
   std::vector<float> d;           // [tokens][cols / kActivationBlock]
   std::vector<float> s;           // [tokens][cols / kActivationBlock]
+  std::vector<std::uint8_t> byte_planes;  // 16 bits, for the GEMV: see split_byte_planes
 };
 
 // Whether this CPU runs the integer GEMM for weights of `type`: AVX-512 VNNI, and a type whose
@@ -41,13 +42,18 @@ bool integer_gemm_supported(TensorType type);
 void quantize_activations(const float* x, std::int64_t token_begin, std::int64_t token_end,
                           QuantizedActivations& out);
 
-// Whether this CPU runs the integer GEMV for weights of `type`: AVX-512 VNNI, and q4_0, q4_1
-// or q8_0 (one 32-element block with one scale, and for q4_1 one offset).
-bool integer_gemv_supported(TensorType type);
+// Whether this CPU runs the integer GEMV for weights of `type` with activations of
+// `activation_bits`: AVX-512 VNNI, and q4_0 or q4_1 (8 or 16 bits) or q8_0 (16 bits).
+bool integer_gemv_supported(TensorType type, int activation_bits);
 
-// gemv_rows on activations quantized to 16 bits (xq.bits == 16, quantize_activations of all n
-// tokens): each block's widened codes are dotted with the activations in integers (vpdpwssd).
-// Throws cocktail::Error when integer_gemv_supported(w.type) does not hold.
+// For the integer GEMV with 16-bit activations: each block's codes q split into byte planes,
+// q = 256·h + l with h signed and l unsigned, stored per block as its 32 h then its 32 l.
+void split_byte_planes(QuantizedActivations& xq);
+
+// gemv_rows on quantized activations (quantize_activations of all n tokens, then for 16 bits
+// split_byte_planes): each block is dotted with the activations in integers (vpdpbusd, or
+// vpdpwssd for q8_0). Throws cocktail::Error when integer_gemv_supported(w.type, xq.bits) does
+// not hold or the byte planes are missing.
 void int_gemv_rows(const WeightView& w, const QuantizedActivations& xq, std::int64_t n, float* y,
                    std::int64_t row_begin, std::int64_t row_end);
 
