@@ -212,17 +212,16 @@ HWY_INLINE void for_token_tiles(std::int64_t begin, std::int64_t end, const Tile
 
 // ---- GEMV ----
 
-// The hardware prefetcher stops at page boundaries and a GEMV has little else to overlap a
-// miss with: each kernel asks for the same bytes of the next row tile, `ahead` bytes on, while
-// reading `at` of this one. Measured on Zen 4 (docs/results.md), this made the decode matmuls
-// from DRAM about 1.5x faster (Q4_1) and 2x (Q8_0).
-HWY_INLINE void prefetch_next_tile(const std::uint8_t* row, std::size_t ahead, std::size_t at) {
-  hwy::Prefetch(row + ahead + at);
-}
+// Every GEMV kernel prefetches the bytes of its next row tile in step with the bytes it reads:
+// the hardware prefetcher stops at page boundaries, and a GEMV has little else to overlap a
+// miss with. On Zen 4 this made the decode matmuls from DRAM about 1.5x faster (Q4_1) and 2x
+// (Q8_0); docs/results.md has the numbers.
 
 // y[t][r0 + j] for j < R rows and t < N tokens; every row block is decoded once for all tokens.
 template <TensorType T, int N, int R>
 HWY_INLINE void gemv_tile(const WeightView& w, const float* x, float* y, std::int64_t r0) {
+  constexpr std::size_t kBytesPerBlock = info(T).block_bytes;
+  constexpr std::size_t kElements = info(T).block_elements;
   const DF df;
   const std::size_t stride = row_bytes(T, w.cols);
   const std::uint8_t* base = row_at(w, r0);
@@ -231,7 +230,8 @@ HWY_INLINE void gemv_tile(const WeightView& w, const float* x, float* y, std::in
     for (VF& a : row) a = hn::Zero(df);
   for (std::int64_t k = 0; k < w.cols; k += kBlock) {
     for (int j = 0; j < R; ++j) {
-      prefetch_next_tile(base + std::size_t(j) * stride, R * stride, row_bytes(T, k));
+      hwy::Prefetch(base + std::size_t(j + R) * stride +
+                    std::size_t(k) * kBytesPerBlock / kElements);
       VF wv[kBlockVecs];
       decode_chunk<T>(base + std::size_t(j) * stride, k, wv);
       for (int t = 0; t < N; ++t) {
@@ -694,7 +694,8 @@ void int_gemm(const GemmTask& task, const Q* x, const GemmScratch& scratch) {
 // vpdpwssd. (The 512-bit forms keep GCC from the VEX encoding of 256-bit vpdpwssd, AVX-VNNI,
 // which AVX-512 VNNI CPUs such as Zen 4 lack.)
 
-constexpr int kGroupRows = 4;  // rows of one vector of code bytes
+constexpr int kGroupRows = 4;   // rows of one vector of code bytes
+constexpr int kGemvGroups = 2;  // groups of a tile
 
 // The 4 bytes at rows[i] + at in 128-bit lane i, for each row i of the group.
 HWY_INLINE __m512i group_dwords(const std::uint8_t* const (&rows)[kGroupRows], std::size_t at) {
@@ -746,65 +747,71 @@ HWY_INLINE __m512i group_dot(__m512i low, __m512i high, const std::uint8_t* x) {
   }
 }
 
-// y[t][r0 + i] for i < 4 rows (rows past `end` repeat the last one and are not stored) and
-// t < N tokens. A block adds d·dx·Σ c·q + m·s (q4_0: m = -8d) with s = dx·Σ q.
+// y[t][r0 + i] for i < 4G rows (rows past `end` repeat the last one and are not stored) and
+// t < N tokens; G groups of 4 rows share the activation loads and keep G chains of adds in
+// flight. A block adds d·dx·Σ c·q + m·s (q4_0: m = -8d) with s = dx·Σ q.
 // Not inlined: it carries the avx512vnni attribute its callers outside this section lack.
-template <TensorType T, int Bits, int N>
-void group_gemv_tile(const WeightView& w, const QuantizedActivations& xq, float* y,
-                     std::int64_t r0, std::int64_t end) {
+template <TensorType T, int Bits, int N, int G>
+void group_gemv_tile(const WeightView& w, const QuantizedActivations& xq, float* y, std::int64_t r0,
+                     std::int64_t end) {
   constexpr std::size_t kBlockBytes = info(T).block_bytes;
   constexpr std::size_t kCodesAt = T == TensorType::q4_1 ? 4 : 2;
+  constexpr std::size_t kTileBlockBytes = G * kGroupRows * kBlockBytes;
   const std::int64_t blocks = w.cols / kBlock;
-  const std::uint8_t* rows[kGroupRows];
-  for (int i = 0; i < kGroupRows; ++i) rows[i] = row_at(w, std::min(r0 + i, end - 1));
-  const std::size_t ahead = kGroupRows * row_bytes(T, w.cols);
-  const std::uint8_t* x = Bits == 8 ? reinterpret_cast<const std::uint8_t*>(xq.q8.data())
-                                    : xq.byte_planes.data();
+  const std::uint8_t* rows[G][kGroupRows];
+  for (int g = 0; g < G; ++g) {
+    for (int i = 0; i < kGroupRows; ++i) {
+      rows[g][i] = row_at(w, std::min(r0 + g * kGroupRows + i, end - 1));
+    }
+  }
+  // The next tile's rows follow this one's, a tile's worth of bytes a block.
+  const std::uint8_t* next_tile = rows[0][0] + G * kGroupRows * row_bytes(T, w.cols);
+  const std::uint8_t* x =
+      Bits == 8 ? reinterpret_cast<const std::uint8_t*>(xq.q8.data()) : xq.byte_planes.data();
   // The fp16 scales (even words) to the low half, the offsets (odd words) to the high half.
   const __m512i scales_then_offsets =
       _mm512_set_epi16(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1, 30, 28, 26, 24,
                        22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  // Two accumulators a token (even and odd blocks) halve the chain of dependent adds.
-  __m512 acc[2][N];
-  for (auto& pair : acc)
-    for (__m512& a : pair) a = _mm512_setzero_ps();
-  const auto block = [&](std::int64_t b, __m512 (&sums)[N]) {
+  __m512 acc[G][N];
+  for (auto& group : acc)
+    for (__m512& a : group) a = _mm512_setzero_ps();
+  for (std::int64_t b = 0; b < blocks; ++b) {
     const std::size_t at = std::size_t(b) * kBlockBytes;
-    const __m512i halves =
-        _mm512_permutexvar_epi16(scales_then_offsets, group_dwords(rows, at));
-    const __m512 d = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
-    const __m512 m = T == TensorType::q4_1 ? _mm512_cvtph_ps(_mm512_extracti64x4_epi64(halves, 1))
-                                           : _mm512_mul_ps(d, _mm512_set1_ps(-8.0f));
-    __m512i low, high;
-    group_codes(rows, at + kCodesAt, low, high);
-    for (const std::uint8_t* row : rows) prefetch_next_tile(row, ahead, at);
-    for (int t = 0; t < N; ++t) {
-      const std::int64_t tb = t * blocks + b;
-      const __m512 dot =
-          _mm512_cvtepi32_ps(group_dot<Bits>(low, high, x + tb * kBlock * (Bits / 8)));
-      // Each of a row's 4 lanes adds a quarter of the offset term.
-      const __m512 offset = _mm512_mul_ps(m, _mm512_set1_ps(xq.s[std::size_t(tb)] / 4.0f));
-      sums[t] = _mm512_add_ps(
-          sums[t], _mm512_fmadd_ps(dot, _mm512_mul_ps(d, _mm512_set1_ps(xq.d[std::size_t(tb)])),
-                                   offset));
+    for (std::size_t line = 0; line < kTileBlockBytes; line += 64) {
+      hwy::Prefetch(next_tile + std::size_t(b) * kTileBlockBytes + line);
     }
-  };
-  std::int64_t b = 0;
-  for (; b + 2 <= blocks; b += 2) {
-    block(b, acc[0]);
-    block(b + 1, acc[1]);
+    for (int g = 0; g < G; ++g) {
+      const __m512i halves =
+          _mm512_permutexvar_epi16(scales_then_offsets, group_dwords(rows[g], at));
+      const __m512 d = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
+      const __m512 m = T == TensorType::q4_1 ? _mm512_cvtph_ps(_mm512_extracti64x4_epi64(halves, 1))
+                                             : _mm512_mul_ps(d, _mm512_set1_ps(-8.0f));
+      __m512i low, high;
+      group_codes(rows[g], at + kCodesAt, low, high);
+      for (int t = 0; t < N; ++t) {
+        const std::int64_t tb = t * blocks + b;
+        const __m512 dot =
+            _mm512_cvtepi32_ps(group_dot<Bits>(low, high, x + tb * kBlock * (Bits / 8)));
+        // Each of a row's 4 lanes adds a quarter of the offset term.
+        const __m512 offset = _mm512_mul_ps(m, _mm512_set1_ps(xq.s[std::size_t(tb)] / 4.0f));
+        acc[g][t] = _mm512_add_ps(
+            acc[g][t],
+            _mm512_fmadd_ps(dot, _mm512_mul_ps(d, _mm512_set1_ps(xq.d[std::size_t(tb)])), offset));
+      }
+    }
   }
-  if (b < blocks) block(b, acc[0]);
-  for (int t = 0; t < N; ++t) acc[0][t] = _mm512_add_ps(acc[0][t], acc[1][t]);
   // Lane L is row L / 4: transpose, then add the four 128-bit lanes.
-  const __m512i transpose =
-      _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-  const auto valid = __mmask8((1u << std::min<std::int64_t>(kGroupRows, end - r0)) - 1);
-  for (int t = 0; t < N; ++t) {
-    __m512 sum = _mm512_permutexvar_ps(transpose, acc[0][t]);
-    sum = _mm512_add_ps(sum, _mm512_shuffle_f32x4(sum, sum, _MM_SHUFFLE(1, 0, 3, 2)));
-    sum = _mm512_add_ps(sum, _mm512_shuffle_f32x4(sum, sum, _MM_SHUFFLE(2, 3, 0, 1)));
-    _mm_mask_storeu_ps(y + t * w.rows + r0, valid, _mm512_castps512_ps128(sum));
+  const __m512i transpose = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+  for (int g = 0; g < G; ++g) {
+    const std::int64_t first = r0 + g * kGroupRows;
+    if (first >= end) break;
+    const auto valid = __mmask8((1u << std::min<std::int64_t>(kGroupRows, end - first)) - 1);
+    for (int t = 0; t < N; ++t) {
+      __m512 sum = _mm512_permutexvar_ps(transpose, acc[g][t]);
+      sum = _mm512_add_ps(sum, _mm512_shuffle_f32x4(sum, sum, _MM_SHUFFLE(1, 0, 3, 2)));
+      sum = _mm512_add_ps(sum, _mm512_shuffle_f32x4(sum, sum, _MM_SHUFFLE(2, 3, 0, 1)));
+      _mm_mask_storeu_ps(y + t * w.rows + first, valid, _mm512_castps512_ps128(sum));
+    }
   }
 }
 
@@ -816,8 +823,8 @@ HWY_INLINE __m512i widen_q8_0(const std::uint8_t* p) {
 // y[t][r0 + j] for j < R rows and t < N tokens of Q8_0 weights, 16-bit activations: a block
 // adds d·dx·Σ c·q.
 template <int N, int R>
-void q8_0_gemv_tile(const WeightView& w, const QuantizedActivations& xq, std::int64_t t0,
-                    float* y, std::int64_t r0) {
+void q8_0_gemv_tile(const WeightView& w, const QuantizedActivations& xq, std::int64_t t0, float* y,
+                    std::int64_t r0) {
   constexpr std::size_t kBlockBytes = info(TensorType::q8_0).block_bytes;
   const std::int64_t blocks = w.cols / kBlock;
   const std::size_t stride = row_bytes(TensorType::q8_0, w.cols);
@@ -830,7 +837,7 @@ void q8_0_gemv_tile(const WeightView& w, const QuantizedActivations& xq, std::in
   for (std::int64_t b = 0; b < blocks; ++b) {
     for (int j = 0; j < R; ++j) {
       const std::uint8_t* p = base + std::size_t(j) * stride + std::size_t(b) * kBlockBytes;
-      prefetch_next_tile(p, R * stride, 0);
+      hwy::Prefetch(p + R * stride);
       const __m512i codes = widen_q8_0(p);
       const float d = half_at(p);
       for (int t = 0; t < N; ++t) {
@@ -848,11 +855,11 @@ void q8_0_gemv_tile(const WeightView& w, const QuantizedActivations& xq, std::in
 
 // Rows [begin, end) of a Q4_0/Q4_1 matrix in row groups, all n (<= 4) tokens at once.
 template <TensorType T, int Bits>
-void group_gemv_rows(const WeightView& w, const QuantizedActivations& xq, std::int64_t n,
-                     float* y, std::int64_t begin, std::int64_t end) {
+void group_gemv_rows(const WeightView& w, const QuantizedActivations& xq, std::int64_t n, float* y,
+                     std::int64_t begin, std::int64_t end) {
   const auto tiles = [&](auto nt, std::int64_t) {
-    for (std::int64_t r = begin; r < end; r += kGroupRows) {
-      group_gemv_tile<T, Bits, decltype(nt)::value>(w, xq, y, r, end);
+    for (std::int64_t r = begin; r < end; r += kGemvGroups * kGroupRows) {
+      group_gemv_tile<T, Bits, decltype(nt)::value, kGemvGroups>(w, xq, y, r, end);
     }
   };
   remainder_tile<int(kGemvMaxTokens)>(0, n, tiles);
@@ -880,24 +887,25 @@ void IntGemvRows(const WeightView& w, const QuantizedActivations& xq,
                  [[maybe_unused]] std::int64_t row_begin, [[maybe_unused]] std::int64_t row_end) {
 #if HWY_TARGET == HWY_AVX3_DL
   if (IntegerGemvSupported(w.type, xq.bits)) {
-    if (w.type != TensorType::q8_0 && xq.bits == 16 &&
-        xq.byte_planes.size() != 2 * xq.q16.size()) {
-      throw Error("matmul: the integer GEMV needs the byte planes of 16-bit activations "
-                  "(split_byte_planes)");
+    if (w.type != TensorType::q8_0 && xq.bits == 16 && xq.byte_planes.size() != 2 * xq.q16.size()) {
+      throw Error(
+          "matmul: the integer GEMV needs the byte planes of 16-bit activations "
+          "(split_byte_planes)");
     }
     switch (w.type) {
       case TensorType::q4_0:
-        return xq.bits == 8 ? group_gemv_rows<TensorType::q4_0, 8>(w, xq, n, y, row_begin, row_end)
-                            : group_gemv_rows<TensorType::q4_0, 16>(w, xq, n, y, row_begin, row_end);
+        return xq.bits == 8
+                   ? group_gemv_rows<TensorType::q4_0, 8>(w, xq, n, y, row_begin, row_end)
+                   : group_gemv_rows<TensorType::q4_0, 16>(w, xq, n, y, row_begin, row_end);
       case TensorType::q4_1:
-        return xq.bits == 8 ? group_gemv_rows<TensorType::q4_1, 8>(w, xq, n, y, row_begin, row_end)
-                            : group_gemv_rows<TensorType::q4_1, 16>(w, xq, n, y, row_begin, row_end);
+        return xq.bits == 8
+                   ? group_gemv_rows<TensorType::q4_1, 8>(w, xq, n, y, row_begin, row_end)
+                   : group_gemv_rows<TensorType::q4_1, 16>(w, xq, n, y, row_begin, row_end);
       default:
-        return gemv_tiles(n, row_begin, row_end,
-                          [&](auto nt, auto rt, std::int64_t t, std::int64_t r) {
-                            q8_0_gemv_tile<decltype(nt)::value, decltype(rt)::value>(
-                                w, xq, t, y + t * w.rows, r);
-                          });
+        return gemv_tiles(
+            n, row_begin, row_end, [&](auto nt, auto rt, std::int64_t t, std::int64_t r) {
+              q8_0_gemv_tile<decltype(nt)::value, decltype(rt)::value>(w, xq, t, y + t * w.rows, r);
+            });
     }
   }
 #endif

@@ -27,10 +27,10 @@ struct QuantizedActivations {
 
   int bits;  // 8 or 16
   std::int64_t cols;
-  std::vector<std::int8_t> q8;    // [tokens][cols] with 8 bits
-  std::vector<std::int16_t> q16;  // [tokens][cols] with 16 bits
-  std::vector<float> d;           // [tokens][cols / kActivationBlock]
-  std::vector<float> s;           // [tokens][cols / kActivationBlock]
+  std::vector<std::int8_t> q8;            // [tokens][cols] with 8 bits
+  std::vector<std::int16_t> q16;          // [tokens][cols] with 16 bits
+  std::vector<float> d;                   // [tokens][cols / kActivationBlock]
+  std::vector<float> s;                   // [tokens][cols / kActivationBlock]
   std::vector<std::uint8_t> byte_planes;  // 16 bits, for the GEMV: see split_byte_planes
 };
 
