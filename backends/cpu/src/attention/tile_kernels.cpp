@@ -548,15 +548,18 @@ void softmax_update(int T, int valid, float* m, float* l, Scratch& s) {
     VF vmax = hn::Set(df, kMasked);
     for (int t = 0; t < T; t += int(kLanes)) vmax = hn::Max(vmax, hn::LoadU(df, row + t));
     const float m_new = std::max(m[h], hn::GetLane(hn::MaxOfLanes(df, vmax)));
-    const float factor = std::exp(m[h] - m_new);  // 0 on the first tile (m = -inf)
+    // 0 on the first tile (m = -inf); 1, with no exp, on the many tiles that keep the maximum.
+    const float factor = m_new == m[h] ? 1.0f : std::exp(m[h] - m_new);
     const VF shift = hn::Set(df, m_new);
-    for (int t = 0; t < T; t += int(kLanes)) {
-      hn::StoreU(hn::Exp(df, hn::Sub(hn::LoadU(df, row + t), shift)), df, row + t);
-    }
-    // Padding must weigh exactly nothing, whatever Exp returns for the mask value.
-    std::fill(row + valid, row + T, 0.0f);
     VF vsum = hn::Zero(df);
-    for (int t = 0; t < T; t += int(kLanes)) vsum = hn::Add(vsum, hn::LoadU(df, row + t));
+    for (int t = 0; t < T; t += int(kLanes)) {
+      VF p = hn::Exp(df, hn::Sub(hn::LoadU(df, row + t), shift));
+      // Padding must weigh exactly nothing, whatever Exp returns for the mask value.
+      if (t + int(kLanes) > valid)
+        p = hn::IfThenElseZero(hn::FirstN(df, std::size_t(std::max(valid - t, 0))), p);
+      hn::StoreU(p, df, row + t);
+      vsum = hn::Add(vsum, p);
+    }
     const float sum = hn::GetLane(hn::SumOfLanes(df, vsum));
     l[h] = l[h] * factor + sum;
     m[h] = m_new;
