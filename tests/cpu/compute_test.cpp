@@ -447,8 +447,8 @@ TEST(Matmul, IntegerGemmIsExactOnQuantizedActivations) {
 }
 
 // The integer GEMV (decode with rounded activations), called directly on row ranges that do
-// not start or end on a 4-row group, for every token count it serves, on short rows and rows of
-// 70 blocks (the scale gathers' tail of 2 blocks).
+// not start or end on a 4-row group (one range of 2 rows inside a tile), for every token count it
+// serves, on short rows and rows of 70 blocks.
 TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
   if (!integer_gemv_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no integer GEMV on this CPU";
   for (int bits : {8, 16}) {

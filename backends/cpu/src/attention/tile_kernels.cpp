@@ -310,10 +310,10 @@ HWY_INLINE __m512i lane_plane(__m512i packed) {
 }
 
 // acc[h][0] = Σ_r w_h[r]·code[r][col] over the rows of n_units consecutive lane units, for
-// their 16 columns: per plane, one vpdpbusd a digit adds 4 rows' products
-// into each column's 32-bit lane. Planes go to separate accumulator sets, as far as registers
-// allow, so that consecutive vpdpbusd do not wait on each other; the sets hold integers of one
-// scale and are summed exactly at the end.
+// their 16 columns: per plane, one vpdpbusd a digit adds 4 rows' products into each column's
+// 32-bit lane. Planes go to separate accumulator sets, as far as registers allow, so that
+// consecutive vpdpbusd do not wait on each other; the sets hold integers of one scale and are
+// summed exactly at the end.
 // Not inlined: it carries the avx512vnni attribute its callers outside this section lack.
 template <Precision P, int B>
 void integer_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,

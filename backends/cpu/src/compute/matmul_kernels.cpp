@@ -13,8 +13,8 @@
 //    decoded to float, stored column by column; each step loads one column and broadcasts one
 //    activation per token.
 //
-// GEMV (decode: up to kGemvMaxTokens tokens) streams each weight row once. It is bound by its
-// arithmetic more than by memory, so it wants the fewest operations per block. The float GEMV
+// GEMV (decode: up to kGemvMaxTokens tokens) streams each weight row once, prefetching the next
+// row tile (see its section), and wants the fewest operations per block. The float GEMV
 // decodes its 32-element chunks to floats in registers (scale and offset applied) and dots them
 // with every token; the integer GEMV (VNNI; q4_0, q4_1, q8_0) dots a block's codes with quantized
 // activations in integers, Q4 blocks of 4 rows in one vector (see its section).
