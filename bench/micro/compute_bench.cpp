@@ -73,7 +73,9 @@ void matmul(benchmark::State& state, Shape shape, std::int64_t tokens,
 }
 
 // The matmuls of one decode step through every layer of the model (30 layers), as one figure.
-void decode_layers(benchmark::State& state, MatmulActivations activations) {
+// With `shared_input`, q, k and v, and gate and up, go as one matmul_shared_input call each, as
+// the model runs them; without, every matrix is its own matmul call.
+void decode_layers(benchmark::State& state, MatmulActivations activations, bool shared_input) {
   constexpr int kLayers = 30;
   struct Matrix {
     std::vector<std::byte> bytes;
@@ -92,12 +94,28 @@ void decode_layers(benchmark::State& state, MatmulActivations activations) {
     }
   }
   for (Matrix& m : matrices) m.view.data = m.bytes.data();
-  std::vector<float> x(1536, 0.5f), y(1536);
+  std::vector<float> x(1536, 0.5f), y(2 * 1536);
+  // Runs of matrices that share an input: [first, last) of a layer's 7.
+  const int runs[][2] = {{0, 3}, {3, 4}, {4, 6}, {6, 7}};
   CpuCompute compute(0, activations);
+  std::vector<MatmulOutput> outputs;
   for (auto _ : state) {
-    for (const Matrix& m : matrices) {
-      compute.matmul(m.view, std::span<const float>(x).first(std::size_t(m.view.cols)), 1,
-                     std::span<float>(y).first(std::size_t(m.view.rows)));
+    for (int l = 0; l < kLayers; ++l) {
+      for (const auto& run : runs) {
+        outputs.clear();
+        std::size_t used = 0;
+        for (int i = run[0]; i < run[1]; ++i) {
+          const WeightView& w = matrices[std::size_t(l * 7 + i)].view;
+          outputs.push_back({w, std::span<float>(y).subspan(used, std::size_t(w.rows))});
+          used += std::size_t(w.rows);
+        }
+        const auto in = std::span<const float>(x).first(std::size_t(outputs[0].w.cols));
+        if (shared_input) {
+          compute.matmul_shared_input(in, 1, outputs);
+        } else {
+          for (const MatmulOutput& out : outputs) compute.matmul(out.w, in, 1, out.y);
+        }
+      }
     }
     benchmark::DoNotOptimize(y.data());
   }
@@ -117,10 +135,13 @@ void register_all() {
             ->UseRealTime();
       }
     }
-    benchmark::RegisterBenchmark((std::string("decode/all_layers/") + kActivationNames[a]).c_str(),
-                                 decode_layers, activations)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+    for (const bool shared_input : {false, true}) {
+      const std::string name = std::string("decode/all_layers") +
+                               (shared_input ? "_shared_input/" : "/") + kActivationNames[a];
+      benchmark::RegisterBenchmark(name.c_str(), decode_layers, activations, shared_input)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
   }
 }
 

@@ -552,6 +552,41 @@ void expect_error(F&& f, const std::string& needle) {
   }
 }
 
+// A batch over one input gives, per output, what its own matmul call gives: bit for bit, for
+// decode (one GEMV pass over every output's rows, one quantization of x) and for the GEMM, with
+// outputs of one type and of mixed types (which cannot share integer activations).
+TEST(Matmul, SharedInputEqualsSeparateCalls) {
+  const TensorType same[] = {TensorType::q4_1, TensorType::q4_1, TensorType::q4_1};
+  const TensorType mixed[] = {TensorType::q4_1, TensorType::f32, TensorType::q8_0};
+  for (const auto& types : {same, mixed}) {
+    for (MatmulActivations mode : {MatmulActivations::int16, MatmulActivations::f32}) {
+      CpuCompute compute(2, mode);
+      for (std::int64_t n : {1, 3, 70}) {
+        // Row counts that put the split between threads inside an output.
+        const std::int64_t rows[] = {576, 190, 66};
+        std::vector<Problem> problems;
+        for (int i = 0; i < 3; ++i) problems.emplace_back(types[i], rows[i], 576, n, 40 + i);
+        std::vector<std::vector<float>> batched, separate;
+        std::vector<MatmulOutput> outputs;
+        for (const Problem& p : problems) {
+          batched.emplace_back(std::size_t(n * p.rows), NAN);
+          separate.emplace_back(std::size_t(n * p.rows), NAN);
+        }
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+          outputs.push_back({problems[i].w, batched[i]});
+          compute.matmul(problems[i].w, problems[0].x, n, separate[i]);
+        }
+        compute.matmul_shared_input(problems[0].x, n, outputs);
+        problems[0].check(batched[0], activation_bits(mode, types[0]), "shared input");
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+          EXPECT_EQ(batched[i], separate[i]) << "output " << i << " " << to_string(types[i])
+                                             << " n=" << n << " mode " << int(mode);
+        }
+      }
+    }
+  }
+}
+
 // 16-bit activations whose byte planes were never split are refused, not read past their end.
 TEST(Matmul, IntegerGemvRefusesActivationsWithoutBytePlanes) {
   if (!integer_gemv_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no integer GEMV on this CPU";
@@ -560,6 +595,16 @@ TEST(Matmul, IntegerGemvRefusesActivationsWithoutBytePlanes) {
   quantize_activations(p.x.data(), 0, 1, xq);
   std::vector<float> y(std::size_t(p.rows));
   expect_error([&] { int_gemv_rows(p.w, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");
+}
+
+TEST(Matmul, SharedInputErrorsNameTheOutput) {
+  CpuCompute compute(1);
+  Bytes b(row_bytes(TensorType::q4_1, 64) * 3);
+  const WeightView w{TensorType::q4_1, b.data(), 3, 64};
+  std::vector<float> x(64), y0(3), y1(2);
+  const MatmulOutput outputs[] = {{w, y0}, {w, y1}};
+  expect_error([&] { compute.matmul_shared_input(x, 1, outputs); },
+               "matmul_shared_input: output 1: y has 2 elements");
 }
 
 TEST(Matmul, ShapeErrorsNameTheOperand) {

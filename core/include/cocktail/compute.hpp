@@ -19,6 +19,12 @@ struct WeightView {
   std::int64_t cols = 0;
 };
 
+// One product of a batch of matmuls over the same input: y = x · wᵀ.
+struct MatmulOutput {
+  WeightView w;
+  std::span<float> y;
+};
+
 // The dense operations a Llama or BERT forward needs, so models run on every backend. All
 // activations are row-major float32 host buffers of `n` rows (tokens); an operation may run
 // in parallel inside, and returns when its output is complete.
@@ -30,6 +36,13 @@ class Compute {
   // y[n][w.rows] = x[n][w.cols] · wᵀ, dequantizing the weights on the fly.
   virtual void matmul(const WeightView& w, std::span<const float> x, std::int64_t n,
                       std::span<float> y) = 0;
+  // Every output's y = x[n][cols] · wᵀ, as one matmul call per output would give (the q, k and
+  // v of a layer; gate and up). A backend may prepare x once and run all the products in one
+  // parallel pass; this default makes the separate calls.
+  virtual void matmul_shared_input(std::span<const float> x, std::int64_t n,
+                                   std::span<const MatmulOutput> outputs) {
+    for (const MatmulOutput& out : outputs) matmul(out.w, x, n, out.y);
+  }
   // out[i][:] = row ids[i] of the table, dequantized.
   virtual void embedding(const WeightView& table, std::span<const std::int32_t> ids,
                          std::span<float> out) = 0;

@@ -142,9 +142,8 @@ void LlamaRunner::attention_block(Session& session, int l, std::int64_t n) {
   const std::span<const std::int32_t> positions(positions_.data(), std::size_t(n));
 
   compute_.rms_norm(x, layer.attn_norm, h.rms_eps, norm);
-  compute_.matmul(layer.q, norm, n, q);
-  compute_.matmul(layer.k, norm, n, k);
-  compute_.matmul(layer.v, norm, n, v);
+  const MatmulOutput qkv[] = {{layer.q, q}, {layer.k, k}, {layer.v, v}};
+  compute_.matmul_shared_input(norm, n, qkv);
   compute_.rope(q, positions, h.n_heads, h.head_dim, h.rope_base);
   compute_.rope(k, positions, h.n_kv_heads, h.head_dim, h.rope_base);
   keep_captured_queries(l, n);
@@ -224,8 +223,8 @@ void LlamaRunner::ffn_block(const LlamaLayer& layer, std::int64_t n) {
   const auto up = rows_of(up_, n, h.n_ff);
   const auto proj = rows_of(proj_, n, h.n_embd);
   compute_.rms_norm(x, layer.ffn_norm, h.rms_eps, norm);
-  compute_.matmul(layer.gate, norm, n, gate);
-  compute_.matmul(layer.up, norm, n, up);
+  const MatmulOutput gate_up[] = {{layer.gate, gate}, {layer.up, up}};
+  compute_.matmul_shared_input(norm, n, gate_up);
   compute_.silu_mul(gate, up);
   compute_.matmul(layer.down, gate, n, proj);
   compute_.add(x, proj);

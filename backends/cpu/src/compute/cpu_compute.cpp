@@ -50,6 +50,20 @@ void check_weights(const char* op, const WeightView& w) {
   }
 }
 
+void check_matmul(const std::string& op, const WeightView& w, std::span<const float> x,
+                  std::int64_t n, std::span<const float> y) {
+  check_weights(op.c_str(), w);
+  if (n < 0) throw Error(op + ": negative token count " + std::to_string(n));
+  expect_size(op.c_str(), "x", x.size(), n * w.cols,
+              "n * cols = " + std::to_string(n) + " * " + std::to_string(w.cols));
+  expect_size(op.c_str(), "y", y.size(), n * w.rows,
+              "n * rows = " + std::to_string(n) + " * " + std::to_string(w.rows));
+}
+
+std::int64_t weight_bytes(const WeightView& w) {
+  return std::int64_t(row_bytes(w.type, w.cols)) * w.rows;
+}
+
 // fn(begin, end) over [0, count) in `parts` contiguous ranges, one per thread.
 template <class Fn>
 void parallel_ranges(std::int64_t count, int parts, const Fn& fn) {
@@ -84,37 +98,68 @@ int CpuCompute::threads() const {
   return threads_ > 0 ? threads_ : omp_get_max_threads();
 }
 
+void CpuCompute::matmul_shared_input(std::span<const float> x, std::int64_t n,
+                                     std::span<const MatmulOutput> outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    check_matmul("matmul_shared_input: output " + std::to_string(i), outputs[i].w, x, n,
+                 outputs[i].y);
+  }
+  if (n == 0 || outputs.empty()) return;
+  if (n > kGemvMaxTokens) return Compute::matmul_shared_input(x, n, outputs);
+  gemv(x, n, outputs);
+}
+
+// Decode: the GEMV of every output in one parallel pass over their rows laid end to end, with
+// x quantized once where the outputs share integer activations.
+void CpuCompute::gemv(std::span<const float> x, std::int64_t n,
+                      std::span<const MatmulOutput> outputs) {
+  std::int64_t rows = 0, bytes = 0;
+  for (const MatmulOutput& out : outputs) {
+    rows += out.w.rows;
+    bytes += weight_bytes(out.w);
+  }
+  // Small matrices stay on fewer threads: a parallel region costs microseconds.
+  const int n_threads = parts_for(bytes * n, kMinWeightBytesPerThread, threads());
+  // With quantized activations (the GEMM's rounding) a block is dotted in integers instead of
+  // decoded to floats. Every type that rounds them rounds to the same bits, so the outputs that
+  // take the integer GEMV share one quantization of x.
+  const int bits = activations_ == MatmulActivations::int8 ? 8 : 16;
+  const auto integer = [&](const WeightView& w) {
+    return activation_bits(w.type) != 0 && integer_gemv_supported(w.type, bits);
+  };
+  std::optional<QuantizedActivations> xq;
+  if (std::ranges::any_of(outputs, [&](const MatmulOutput& out) { return integer(out.w); })) {
+    xq.emplace(bits, n, outputs[0].w.cols);
+    quantize_activations(x.data(), 0, n, *xq);
+    if (bits == 16) split_byte_planes(*xq);
+  }
+  parallel_ranges(rows, n_threads, [&](std::int64_t begin, std::int64_t end) {
+    std::int64_t first = 0;  // of the current output, in the rows laid end to end
+    for (const MatmulOutput& out : outputs) {
+      const std::int64_t lo = std::max(begin, first) - first;
+      const std::int64_t hi = std::min(end, first + out.w.rows) - first;
+      if (lo < hi) {
+        if (integer(out.w)) {
+          int_gemv_rows(out.w, *xq, n, out.y.data(), lo, hi);
+        } else {
+          gemv_rows(out.w, x.data(), n, out.y.data(), lo, hi);
+        }
+      }
+      first += out.w.rows;
+    }
+  });
+}
+
 void CpuCompute::matmul(const WeightView& w, std::span<const float> x, std::int64_t n,
                         std::span<float> y) {
-  check_weights("matmul", w);
-  if (n < 0) throw Error("matmul: negative token count " + std::to_string(n));
-  expect_size("matmul", "x", x.size(), n * w.cols,
-              "n * cols = " + std::to_string(n) + " * " + std::to_string(w.cols));
-  expect_size("matmul", "y", y.size(), n * w.rows,
-              "n * rows = " + std::to_string(n) + " * " + std::to_string(w.rows));
+  check_matmul("matmul", w, x, n, y);
   if (n == 0) return;
-  // Small matrices stay on fewer threads: a parallel region costs microseconds.
-  const auto bytes = std::int64_t(row_bytes(w.type, w.cols)) * w.rows;
-  const int n_threads = parts_for(bytes * n, kMinWeightBytesPerThread, threads());
-  const int bits = activation_bits(w.type);
   if (n <= kGemvMaxTokens) {
-    // With quantized activations (the GEMM's rounding) a block is dotted in integers instead
-    // of decoded to floats.
-    if (bits != 0 && integer_gemv_supported(w.type, bits)) {
-      QuantizedActivations xq(bits, n, w.cols);
-      quantize_activations(x.data(), 0, n, xq);
-      if (bits == 16) split_byte_planes(xq);
-      parallel_ranges(w.rows, n_threads, [&](std::int64_t begin, std::int64_t end) {
-        int_gemv_rows(w, xq, n, y.data(), begin, end);
-      });
-      return;
-    }
-    parallel_ranges(w.rows, n_threads, [&](std::int64_t begin, std::int64_t end) {
-      gemv_rows(w, x.data(), n, y.data(), begin, end);
-    });
-    return;
+    const MatmulOutput out{w, y};
+    return gemv(x, n, std::span(&out, 1));
   }
-
+  const int n_threads = parts_for(weight_bytes(w) * n, kMinWeightBytesPerThread, threads());
+  const int bits = activation_bits(w.type);
   // About kTasksPerThread tasks a thread: row ranges of whole panels, times token ranges
   // when the panels are too few.
   const std::int64_t panels = (w.rows + kGemmRowQuantum - 1) / kGemmRowQuantum;

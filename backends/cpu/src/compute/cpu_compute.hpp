@@ -27,6 +27,8 @@ class CpuCompute final : public Compute {
   std::string_view name() const override { return "cpu"; }
   void matmul(const WeightView& w, std::span<const float> x, std::int64_t n,
               std::span<float> y) override;
+  void matmul_shared_input(std::span<const float> x, std::int64_t n,
+                           std::span<const MatmulOutput> outputs) override;
   void embedding(const WeightView& table, std::span<const std::int32_t> ids,
                  std::span<float> out) override;
   void rms_norm(std::span<const float> x, std::span<const float> weight, float eps,
@@ -45,6 +47,8 @@ class CpuCompute final : public Compute {
 
  private:
   int threads() const;
+  // The decode path of matmul and matmul_shared_input (up to kGemvMaxTokens tokens).
+  void gemv(std::span<const float> x, std::int64_t n, std::span<const MatmulOutput> outputs);
   // 8 or 16 where the integer GEMM runs for `type`, else 0 (the float paths).
   int activation_bits(TensorType type) const;
 
