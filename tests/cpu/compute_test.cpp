@@ -604,7 +604,7 @@ TEST(Matmul, SharedInputErrorsNameTheOutput) {
   std::vector<float> x(64), y0(3), y1(2);
   const MatmulOutput outputs[] = {{w, y0}, {w, y1}};
   expect_error([&] { compute.matmul_shared_input(x, 1, outputs); },
-               "matmul_shared_input: output 1: y has 2 elements");
+               "matmul_shared_input: y has 2 elements, expected n * rows = 1 * 3 = 3 (output 1)");
 }
 
 TEST(Matmul, ShapeErrorsNameTheOperand) {

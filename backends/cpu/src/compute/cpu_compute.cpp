@@ -50,13 +50,13 @@ void check_weights(const char* op, const WeightView& w) {
   }
 }
 
-void check_matmul(const std::string& op, const WeightView& w, std::span<const float> x,
-                  std::int64_t n, std::span<const float> y) {
-  check_weights(op.c_str(), w);
-  if (n < 0) throw Error(op + ": negative token count " + std::to_string(n));
-  expect_size(op.c_str(), "x", x.size(), n * w.cols,
+void check_matmul(const char* op, const WeightView& w, std::span<const float> x, std::int64_t n,
+                  std::span<const float> y) {
+  check_weights(op, w);
+  if (n < 0) throw Error(std::string(op) + ": negative token count " + std::to_string(n));
+  expect_size(op, "x", x.size(), n * w.cols,
               "n * cols = " + std::to_string(n) + " * " + std::to_string(w.cols));
-  expect_size(op.c_str(), "y", y.size(), n * w.rows,
+  expect_size(op, "y", y.size(), n * w.rows,
               "n * rows = " + std::to_string(n) + " * " + std::to_string(w.rows));
 }
 
@@ -94,6 +94,11 @@ int CpuCompute::activation_bits(TensorType type) const {
   return activations_ == MatmulActivations::int8 ? 8 : 16;
 }
 
+int CpuCompute::gemv_bits(TensorType type) const {
+  const int bits = activation_bits(type);
+  return bits != 0 && integer_gemv_supported(type, bits) ? bits : 0;
+}
+
 int CpuCompute::threads() const {
   return threads_ > 0 ? threads_ : omp_get_max_threads();
 }
@@ -101,8 +106,11 @@ int CpuCompute::threads() const {
 void CpuCompute::matmul_shared_input(std::span<const float> x, std::int64_t n,
                                      std::span<const MatmulOutput> outputs) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    check_matmul("matmul_shared_input: output " + std::to_string(i), outputs[i].w, x, n,
-                 outputs[i].y);
+    try {
+      check_matmul("matmul_shared_input", outputs[i].w, x, n, outputs[i].y);
+    } catch (const Error& e) {  // the label is built only when it is needed
+      throw Error(std::string(e.what()) + " (output " + std::to_string(i) + ")");
+    }
   }
   if (n == 0 || outputs.empty()) return;
   if (n > kGemvMaxTokens) return Compute::matmul_shared_input(x, n, outputs);
@@ -121,14 +129,12 @@ void CpuCompute::gemv(std::span<const float> x, std::int64_t n,
   // Small matrices stay on fewer threads: a parallel region costs microseconds.
   const int n_threads = parts_for(bytes * n, kMinWeightBytesPerThread, threads());
   // With quantized activations (the GEMM's rounding) a block is dotted in integers instead of
-  // decoded to floats. Every type that rounds them rounds to the same bits, so the outputs that
-  // take the integer GEMV share one quantization of x.
-  const int bits = activations_ == MatmulActivations::int8 ? 8 : 16;
-  const auto integer = [&](const WeightView& w) {
-    return activation_bits(w.type) != 0 && integer_gemv_supported(w.type, bits);
-  };
+  // decoded to floats. Every type that rounds them rounds to the mode's bits, so the outputs
+  // that take the integer GEMV share one quantization of x.
+  int bits = 0;
+  for (const MatmulOutput& out : outputs) bits = std::max(bits, gemv_bits(out.w.type));
   std::optional<QuantizedActivations> xq;
-  if (std::ranges::any_of(outputs, [&](const MatmulOutput& out) { return integer(out.w); })) {
+  if (bits != 0) {
     xq.emplace(bits, n, outputs[0].w.cols);
     quantize_activations(x.data(), 0, n, *xq);
     if (bits == 16) split_byte_planes(*xq);
@@ -139,7 +145,7 @@ void CpuCompute::gemv(std::span<const float> x, std::int64_t n,
       const std::int64_t lo = std::max(begin, first) - first;
       const std::int64_t hi = std::min(end, first + out.w.rows) - first;
       if (lo < hi) {
-        if (integer(out.w)) {
+        if (gemv_bits(out.w.type) != 0) {
           int_gemv_rows(out.w, *xq, n, out.y.data(), lo, hi);
         } else {
           gemv_rows(out.w, x.data(), n, out.y.data(), lo, hi);

@@ -51,6 +51,8 @@ class CpuCompute final : public Compute {
   void gemv(std::span<const float> x, std::int64_t n, std::span<const MatmulOutput> outputs);
   // 8 or 16 where the integer GEMM runs for `type`, else 0 (the float paths).
   int activation_bits(TensorType type) const;
+  // The activation bits of the integer GEMV for `type`, else 0 (the float GEMV).
+  int gemv_bits(TensorType type) const;
 
   int threads_;
   MatmulActivations activations_;
