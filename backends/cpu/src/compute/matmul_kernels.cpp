@@ -212,7 +212,7 @@ HWY_INLINE void for_token_tiles(std::int64_t begin, std::int64_t end, const Tile
 
 // ---- GEMV ----
 
-// Every GEMV kernel prefetches the bytes of its next row tile in step with the bytes it reads:
+// Every GEMV kernel prefetches the bytes of a later row tile in step with the bytes it reads:
 // the hardware prefetcher stops at page boundaries, and a GEMV has little else to overlap a
 // miss with. On Zen 4 this made the decode matmuls from DRAM about 1.5x faster (Q4_1) and 2x
 // (Q8_0); docs/results.md has the numbers.
@@ -820,6 +820,13 @@ HWY_INLINE __m512i widen_q8_0(const std::uint8_t* p) {
   return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2)));
 }
 
+// How many row tiles ahead the Q8_0 GEMV prefetches, into L2. This kernel decodes faster than
+// DRAM delivers (26 GB/s a core from L2), so it waits on latency. Prefetching one tile ahead into
+// L1 ran out of L1 miss buffers: SmolLM2's 28 MB output matrix took 1.4-1.8 ms from DRAM on 2
+// threads; four tiles ahead into L2, 0.7-0.9 ms (docs/results.md). The Q4 kernels decode at half
+// that rate and gain nothing from it.
+constexpr int kQ8PrefetchTiles = 4;
+
 // y[t][r0 + j] for j < R rows and t < N tokens of Q8_0 weights, 16-bit activations: a block
 // adds d·dx·Σ c·q.
 template <int N, int R>
@@ -837,7 +844,7 @@ void q8_0_gemv_tile(const WeightView& w, const QuantizedActivations& xq, std::in
   for (std::int64_t b = 0; b < blocks; ++b) {
     for (int j = 0; j < R; ++j) {
       const std::uint8_t* p = base + std::size_t(j) * stride + std::size_t(b) * kBlockBytes;
-      hwy::Prefetch(p + R * stride);
+      _mm_prefetch(reinterpret_cast<const char*>(p + kQ8PrefetchTiles * R * stride), _MM_HINT_T1);
       const __m512i codes = widen_q8_0(p);
       const float d = half_at(p);
       for (int t = 0; t < N; ++t) {
