@@ -176,14 +176,13 @@ TEST(CpuAttention, TilesOf64Tokens) {
 // A query this large spreads the logits over about ±1000, so most tiles' probabilities
 // underflow to exactly zero: their value weights are all zero and must add nothing. Float32
 // logits that large carry rounding errors near 1e-4 of their own, hence the tolerance. GQA 1,
-// so that on AVX3_DL the all-zero weights go through the integer digits.
+// so that each lane dot serves a lone head.
 TEST(CpuAttention, WholeTilesOfZeroProbability) {
   expect_decode_matches_reference({2, 1, 128, 600, 1, kPaperMix, kCh, kTok, 2, 32, 300.0f, 1e-3});
 }
 
-// Every SIMD target this CPU runs matches the reference, not only the best one: AVX3_DL dots
-// lane-packed tiles in 8-bit integers for one head (the second case) and in floats for three,
-// the other targets always in floats.
+// Every SIMD target this CPU runs matches the reference, not only the best one: the targets
+// differ in vector width, which changes how many vectors a lane unit's 16 columns take.
 TEST(CpuAttention, EverySupportedSimdTarget) {
   testing::for_each_simd_target([](std::int64_t) {
     expect_decode_matches_reference({1, 3, 128, 300, 2, kEveryPrecision, kCh, kTok, 1});

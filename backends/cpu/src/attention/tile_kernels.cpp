@@ -4,11 +4,8 @@
 //   keys per channel:  q·k = Σ_c (q_c s_c) k̂_c + Σ_c q_c z_c   (scaled query once per tile)
 //   values per token:  Σ_t p_t v_t = Σ_t (p_t s_t) v̂_t + Σ_t p_t z_t
 // Every query head of a KV head (GQA) is served from the same decoded codes.
-// INT4 / INT2 tiles in those two layouts are lane-packed (packed_layout.hpp). On CPUs with
-// AVX-512 VNNI, for a lone query head (GQA 1), the row weights (q_c s_c, or p_t s_t) are split
-// exactly into three 8-bit digits and dotted with the codes in integers (vpdpbusd, 64 products
-// an instruction); head batches, and other CPUs, decode the lanes to floats. Other tiles (FP16,
-// INT8, NF4, other axes) are planar.
+// INT4 / INT2 tiles in those two layouts are lane-packed (packed_layout.hpp) and decoded to
+// floats in place (float_lane_dot). Other tiles (FP16, INT8, NF4, other axes) are planar.
 
 #include "attention/tile_kernels.hpp"
 
@@ -130,11 +127,10 @@ constexpr float span_unscale(int i) {
 
 // Per-task scratch, sized for the largest head batch.
 struct Scratch {
-  std::vector<float> scores;        // [B][T] scores, then probabilities
-  std::vector<float> weights;       // [B][value groups][T] per-token value weights
-  std::vector<float> qm;            // [B][D] query folded with key scales
-  std::vector<float> extra;         // [B][groups] bias, query sums or zero sums
-  std::vector<std::int8_t> digits;  // [B][3][D or T] lane weights as 8-bit digits
+  std::vector<float> scores;   // [B][T] scores, then probabilities
+  std::vector<float> weights;  // [B][value groups][T] per-token value weights
+  std::vector<float> qm;       // [B][D] query folded with key scales
+  std::vector<float> extra;    // [B][groups] bias, query sums or zero sums
   float factor[8] = {};
   // Per head, the running sum of exp(score - m) kept lane by lane, so that a tile adds it
   // without a reduction across lanes; run_batch reduces it once.
@@ -235,147 +231,17 @@ static_assert(std::endian::native == std::endian::little,
               "lane-packed codes are read as 32-bit lanes whose byte j is bits 8j..8j+7");
 constexpr int kLaneVecs = kLaneColumns / int(kLanes);
 constexpr std::size_t kLaneUnitBytes = 64;
-constexpr int kMaxIntegerLaneHeads = 1;  // see kIntegerLanes
 
 // The row weights of a lane dot for each head of a batch (the scaled query along channels for
-// keys, the scaled probabilities along tokens for values), as floats and, for the AVX3_DL
-// integer path, as 8-bit digits.
+// keys, the scaled probabilities along tokens for values), pre-scaled by lane_row_unscale.
 template <int B>
 struct LaneWeights {
-  const float* rows[B] = {};    // [n_rows]
-  std::int8_t* digits[B] = {};  // [3][n_rows]
-  float unscale[B] = {};        // what the digits' integer products are worth
-  int n_rows = 0;
+  const float* rows[B] = {};  // [n_rows]
 };
 
-#if HWY_TARGET == HWY_AVX3_DL
-
-// Highway 1.0.3's AVX3_DL attributes name avxvnni (VEX) rather than avx512vnni, which the
-// 512-bit vpdpbusd needs; its CPU check for AVX3_DL does require AVX-512 VNNI.
-HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
-
-// vpermb indices that put byte k of each of 16 32-bit lanes into the k-th 16 bytes (k < 3).
-HWY_INLINE __m512i digit_gather() {
-  alignas(64) std::uint8_t index[64] = {};
-  for (int k = 0; k < 3; ++k)
-    for (int lane = 0; lane < 16; ++lane) index[16 * k + lane] = std::uint8_t(4 * lane + k);
-  return _mm512_load_si512(index);
-}
-
-// Every lane of the result is the largest lane of v.
-HWY_INLINE __m512 broadcast_max(__m512 v) {
-  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, 0x4e));
-  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, 0xb1));
-  v = _mm512_max_ps(v, _mm512_permute_ps(v, 0x4e));
-  return _mm512_max_ps(v, _mm512_permute_ps(v, 0xb1));
-}
-
-// Writes the weights of each head's row (n_rows, a multiple of 16) as fixed-point numbers of
-// three signed 8-bit digits, x·2^j = d0 + 2^8·d1 + 2^16·d2, and sets unscale = 2^-j. j brings
-// the row's largest |x| into [2^21, 2^22): rounding then costs at most 2^-22 of it, near
-// float32's own 2^-24, and d2 stays within [-64, 64]. A power of two scales exactly
-// (vscalefps, for any j) and needs no division, which sat on the critical path of every tile.
-// The rows of a batch are independent chains, so their reductions overlap.
-template <int B>
-void split_digits(LaneWeights<B>& w) {
-  const int n = w.n_rows;
-  __m512 vmax[B];
-  for (int h = 0; h < B; ++h) {
-    vmax[h] = _mm512_setzero_ps();
-    for (int i = 0; i < n; i += 16) {
-      vmax[h] = _mm512_max_ps(vmax[h], _mm512_abs_ps(_mm512_loadu_ps(w.rows[h] + i)));
-    }
-  }
-  const __m512i bias = _mm512_set1_epi32(0x808080);
-  const __m512i gather = digit_gather();
-  for (int h = 0; h < B; ++h) {
-    // getexp gives floor(log2 max); all-zero rows (whole tiles of underflowed probabilities)
-    // keep j = 0, so zero digits.
-    const __m512 top = broadcast_max(vmax[h]);
-    const __mmask16 nonzero = _mm512_cmp_ps_mask(top, _mm512_setzero_ps(), _CMP_GT_OQ);
-    const __m512 j = _mm512_maskz_sub_ps(nonzero, _mm512_set1_ps(21.0f), _mm512_getexp_ps(top));
-    std::int8_t* out = w.digits[h];
-    for (int i = 0; i < n; i += 16) {
-      const __m512 scaled = _mm512_scalef_ps(_mm512_loadu_ps(w.rows[h] + i), j);
-      // x = Σ d_k·2^(8k) with d_k in [-128, 127] exactly when byte k of x + 0x808080 is
-      // d_k + 128, so flipping the top bit of those bytes leaves the digits as int8.
-      const __m512i biased = _mm512_add_epi32(_mm512_cvtps_epi32(scaled), bias);
-      const __m512i digits = _mm512_permutexvar_epi8(gather, _mm512_xor_si512(biased, bias));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_castsi512_si128(digits));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + n + i),
-                       _mm512_extracti32x4_epi32(digits, 1));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * n + i),
-                       _mm512_extracti32x4_epi32(digits, 2));
-    }
-    w.unscale[h] = _mm512_cvtss_f32(
-        _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_sub_ps(_mm512_setzero_ps(), j)));
-  }
-}
-
-// Plane m of a lane-packed vector: 4 bytes a lane, the codes of 4 consecutive rows.
-template <int bits, int m>
-HWY_INLINE __m512i lane_plane(__m512i packed) {
-  const __m512i mask = _mm512_set1_epi8(char((1 << bits) - 1));
-  if constexpr (m == 0) return _mm512_and_si512(packed, mask);
-  return _mm512_and_si512(_mm512_srli_epi16(packed, m * bits), mask);
-}
-
-// acc[h][0] = Σ_r w_h[r]·code[r][col] over the rows of n_units consecutive lane units, for
-// their 16 columns: per plane, one vpdpbusd a digit adds 4 rows' products into each column's
-// 32-bit lane. Planes go to separate accumulator sets, as far as registers allow, so that
-// consecutive vpdpbusd do not wait on each other; the sets hold integers of one scale and are
-// summed exactly at the end.
-// Not inlined: it carries the avx512vnni attribute its callers outside this section lack.
-template <Precision P, int B>
-void integer_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
-                      VF (&acc)[B][kLaneVecs]) {
-  constexpr int bits = code_bits(P);
-  constexpr int L = lane_rows(bits);
-  constexpr int planes = 8 / bits;
-  constexpr int sets = std::min(planes, std::max(1, 4 / B));
-  __m512i sum[sets][B][3];
-  for (auto& set : sum)
-    for (auto& head : set)
-      for (__m512i& x : head) x = _mm512_setzero_si512();
-  for (int u = 0; u < n_units; ++u) {
-    const __m512i packed = _mm512_loadu_si512(units + std::size_t(u) * kLaneUnitBytes);
-    [&]<int... M>(std::integer_sequence<int, M...>) {
-      (
-          [&] {
-            const __m512i plane = lane_plane<bits, M>(packed);
-            for (int h = 0; h < B; ++h) {
-              for (int d = 0; d < 3; ++d) {
-                std::int32_t lane;
-                std::memcpy(&lane, w.digits[h] + d * w.n_rows + L * u + 4 * M, sizeof lane);
-                const __m512i digits = _mm512_set1_epi32(lane);
-                __m512i& x = sum[M % sets][h][d];
-                x = _mm512_dpbusd_epi32(x, plane, digits);
-              }
-            }
-          }(),
-          ...);
-    }
-    (std::make_integer_sequence<int, planes>{});
-  }
-  for (int h = 0; h < B; ++h) {
-    __m512i digit_sums[3];
-    for (int d = 0; d < 3; ++d) {
-      digit_sums[d] = sum[0][h][d];
-      for (int j = 1; j < sets; ++j) digit_sums[d] = _mm512_add_epi32(digit_sums[d], sum[j][h][d]);
-    }
-    __m512 x = _mm512_cvtepi32_ps(digit_sums[2]);
-    x = _mm512_fmadd_ps(x, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(digit_sums[1]));
-    x = _mm512_fmadd_ps(x, _mm512_set1_ps(256.0f), _mm512_cvtepi32_ps(digit_sums[0]));
-    acc[h][0] = VF{_mm512_mul_ps(x, _mm512_set1_ps(w.unscale[h]))};
-  }
-}
-
-HWY_POP_ATTRIBUTES
-
-#endif  // HWY_TARGET == HWY_AVX3_DL
-
-// The same as integer_lane_dot, in floats: code (r, col) sits in its column's 32-bit lane at
-// bit 8j + m·bits for r = L·u + 4m + j. Each code is masked where it sits in its lane's low or
+// acc[h][0..] = Σ_r w_h[r]·code[r][col] over the rows of n_units consecutive lane units, for
+// their 16 columns: code (r, col) sits in its column's 32-bit lane at bit 8j + m·bits for
+// r = L·u + 4m + j. Each code is masked where it sits in its lane's low or
 // high half instead of shifted down, so it converts to code·2^pos with pos = 8(j mod 2) + m·bits
 // < 16; the row weights come pre-multiplied by 2^-pos (lane_row_unscale), exactly. One shift a
 // unit instead of one a code: at SmolLM2's shape (GQA 3, INT2, one thread, Zen 5) a layer takes
@@ -427,52 +293,20 @@ HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const Lan
   }
 }
 
-// AVX3_DL dots the lanes of a lone head in integers: 3 vpdpbusd per 64 INT2 codes instead of
-// 4 masks, 4 conversions and 4 FMAs. With two or more heads one float decode of the codes is
-// shared by all of them, and 3 vpdpbusd a head cost more than one FMA a head. Measured on Zen 4
-// (one thread, cache in L2, paper mix): GQA 1 45 µs in integers against 65 µs in floats, GQA 2
-// 82 µs against 79 µs; SmolLM2's GQA 3 at dim 64, where a tile has few weights to split per
-// code, 177 µs against 146 µs.
-template <int B>
-constexpr bool kIntegerLanes = HWY_TARGET == HWY_AVX3_DL&& B <= kMaxIntegerLaneHeads;
-
-template <int B>
-void prepare_lane_weights([[maybe_unused]] LaneWeights<B>& w) {
-#if HWY_TARGET == HWY_AVX3_DL
-  if constexpr (kIntegerLanes<B>) {
-    split_digits(w);
-  }
-#endif
-}
-
 // What float_lane_dot needs each row weight multiplied by: 2^-pos for a row's code position,
-// by row mod 16 (a unit's L rows, repeated). nullptr when the lanes are dotted in integers, whose
-// digits are split from the plain weights.
-template <Precision P, int B>
+// by row mod 16 (a unit's L rows, repeated).
+template <Precision P>
 const float* lane_row_unscale() {
-  if constexpr (kIntegerLanes<B>) {
-    return nullptr;
-  } else {
-    constexpr int bits = code_bits(P);
-    static constexpr auto table = [] {
-      std::array<float, kLaneColumns> t{};
-      for (int r = 0; r < kLaneColumns; ++r) {
-        const int j = r % 4, m = (r % lane_rows(bits)) / 4;
-        t[std::size_t(r)] = 1.0f / float(1 << (8 * (j % 2) + m * bits));
-      }
-      return t;
-    }();
-    return table.data();
-  }
-}
-
-template <Precision P, int B>
-HWY_INLINE void lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
-                         VF (&acc)[B][kLaneVecs]) {
-#if HWY_TARGET == HWY_AVX3_DL
-  if constexpr (kIntegerLanes<B>) return integer_lane_dot<P, B>(units, n_units, w, acc);
-#endif
-  float_lane_dot<P, B>(units, n_units, w, acc);
+  constexpr int bits = code_bits(P);
+  static constexpr auto table = [] {
+    std::array<float, kLaneColumns> t{};
+    for (int r = 0; r < kLaneColumns; ++r) {
+      const int j = r % 4, m = (r % lane_rows(bits)) / 4;
+      t[std::size_t(r)] = 1.0f / float(1 << (8 * (j % 2) + m * bits));
+    }
+    return t;
+  }();
+  return table.data();
 }
 
 // Keys: the storage view is [channel][token], so a row of lane units is 16 tokens and the row
@@ -482,18 +316,14 @@ void lane_key_scores(const TileFormat& f, const std::uint8_t* tile, const float*
   const DF df;
   const int T = f.tokens;
   const int D = f.head_dim;
-  fold_key_constants<P, B>(f, tile, q, s, lane_row_unscale<P, B>());
+  fold_key_constants<P, B>(f, tile, q, s, lane_row_unscale<P>());
   LaneWeights<B> w;
-  w.n_rows = D;
-  for (int h = 0; h < B; ++h) {
-    w.rows[h] = s.qm.data() + h * D;
-    w.digits[h] = s.digits.data() + std::size_t(h) * 3 * std::size_t(D);
-  }
-  prepare_lane_weights(w);
+  for (int h = 0; h < B; ++h) w.rows[h] = s.qm.data() + h * D;
   const int units = D / lane_rows(code_bits(P));
   for (int tb = 0; tb < T; tb += kLaneColumns) {
     VF acc[B][kLaneVecs];
-    lane_dot<P, B>(tile + std::size_t(tb / kLaneColumns * units) * kLaneUnitBytes, units, w, acc);
+    float_lane_dot<P, B>(tile + std::size_t(tb / kLaneColumns * units) * kLaneUnitBytes, units, w,
+                         acc);
     for (int h = 0; h < B; ++h) {
       const VF bias = hn::Set(df, s.extra[std::size_t(h)]);
       for (int i = 0; i < kLaneVecs; ++i) {
@@ -749,20 +579,16 @@ void lane_values(const TileFormat& f, const std::uint8_t* values, int valid, flo
   const int G = f.value_spec.group_size;
   const ValueTerms v = value_terms<P, B>(
       as_halves(values + f.value.scales_offset), as_halves(values + f.value.zeros_offset),
-      QuantAxis::per_token, G, T, valid, D, s, lane_row_unscale<P, B>());
+      QuantAxis::per_token, G, T, valid, D, s, lane_row_unscale<P>());
   const int units = T / lane_rows(code_bits(P));
   for (int g = 0; g < v.groups; ++g) {
     LaneWeights<B> w;
-    w.n_rows = T;
-    for (int h = 0; h < B; ++h) {
+    for (int h = 0; h < B; ++h)
       w.rows[h] = v.weights + std::size_t(h * v.groups + g) * std::size_t(T);
-      w.digits[h] = s.digits.data() + std::size_t(h) * 3 * std::size_t(T);
-    }
-    prepare_lane_weights(w);
     for (int cb = g * G; cb < std::min(D, (g + 1) * G); cb += kLaneColumns) {
       VF acc[B][kLaneVecs];
-      lane_dot<P, B>(values + std::size_t(cb / kLaneColumns * units) * kLaneUnitBytes, units, w,
-                     acc);
+      float_lane_dot<P, B>(values + std::size_t(cb / kLaneColumns * units) * kLaneUnitBytes, units,
+                           w, acc);
       for (int h = 0; h < B; ++h) {
         const VF zero_sum = hn::Set(df, s.extra[std::size_t(h * v.groups + g)]);
         const VF factor = hn::Set(df, s.factor[h]);
@@ -882,7 +708,6 @@ void AttendRange(const RangeTask& task) {
   const int value_groups = std::max(1, (D + T - 1) / T);
   s.weights.resize(std::size_t(batch_max * T * value_groups));
   s.qm.resize(std::size_t(batch_max * D));
-  s.digits.resize(std::size_t(batch_max * 3 * std::max(D, T)));
   s.extra.resize(std::size_t(batch_max * D));
   // Query heads in batches of 8, 4, 3, 2, 1: each batch shares one decode of every code. A
   // batch of 3 serves GQA groups of 3 (SmolLM2) in one pass instead of two.
