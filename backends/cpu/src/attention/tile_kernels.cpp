@@ -241,11 +241,10 @@ struct LaneWeights {
 
 // acc[h][0..] = Σ_r w_h[r]·code[r][col] over the rows of n_units consecutive lane units, for
 // their 16 columns: code (r, col) sits in its column's 32-bit lane at bit 8j + m·bits for
-// r = L·u + 4m + j. Each code is masked where it sits in its lane's low or
-// high half instead of shifted down, so it converts to code·2^pos with pos = 8(j mod 2) + m·bits
-// < 16; the row weights come pre-multiplied by 2^-pos (lane_row_unscale), exactly. One shift a
-// unit instead of one a code: at SmolLM2's shape (GQA 3, INT2, one thread, Zen 5) a layer takes
-// 68 µs against 80 µs with a shift a code.
+// r = L·u + 4m + j. Each code is masked where it sits in its lane's low or high half instead of
+// shifted down, so it converts to code·2^pos with pos = 8(j mod 2) + m·bits < 16; the row weights
+// come pre-multiplied by 2^-pos (lane_row_unscale), exactly. One shift a unit instead of one a
+// code: at SmolLM2's shape (GQA 3, INT2, one thread, Zen 5) a layer takes 68 µs against 80 µs.
 template <Precision P, int B>
 HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
                                VF (&acc)[B][kLaneVecs]) {
@@ -255,8 +254,8 @@ HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const Lan
   constexpr int bits = code_bits(P);
   constexpr int L = lane_rows(bits);
   // Independent accumulator sets, alternating by row, so that a small head batch does not
-  // wait on the latency of its own FMA chain. Four sets for up to 3 heads; at 4 heads a third
-  // set spills registers (Zen 5, one thread: 107 µs against 55 µs with two).
+  // wait on the latency of its own FMA chain. Four sets for up to 3 heads; 4 heads keep two
+  // (with three: 107 µs against 55 µs, Zen 5, one thread, dim 128, GQA 4).
   constexpr int sets = B * kLaneVecs <= 3 ? 4 : std::max(1, 8 / (B * kLaneVecs));
   VF part[sets][B][kLaneVecs];
   for (auto& set : part)
