@@ -32,7 +32,6 @@
 #include <hwy/foreach_target.h>
 #include <hwy/highway.h>
 #include <hwy/cache_control.h>
-#include <hwy/contrib/math/math-inl.h>
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -418,36 +417,78 @@ void tail_key_scores(const std::uint16_t* keys, int n, int D, const float* q, in
 
 // ---- online softmax over one tile of `valid` tokens; scores become probabilities ----
 
+// e^x for x <= 0 (scores less their maximum), within about 3e-7 relative; 2^-126 or less
+// below x = -87.3. 2^(x·log2 e) splits into 2^k, put into the exponent bits, times 2^f,
+// |f| <= 1/2, by a degree-5 fit at the Chebyshev nodes. Half the instructions of hn::Exp, whose
+// range checks and extra precision the softmax does not need: it runs on every score.
+HWY_INLINE VF exp_nonpositive(VF x) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const VF t = hn::Max(hn::Mul(x, hn::Set(df, 1.44269504f)), hn::Set(df, -126.0f));
+  const VF k = hn::Round(t);
+  const VF f = hn::Sub(t, k);
+  VF p = hn::Set(df, 0.00133908633f);
+  p = hn::MulAdd(p, f, hn::Set(df, 0.00967603177f));
+  p = hn::MulAdd(p, f, hn::Set(df, 0.0555035695f));
+  p = hn::MulAdd(p, f, hn::Set(df, 0.240221068f));
+  p = hn::MulAdd(p, f, hn::Set(df, 0.693147182f));
+  p = hn::MulAdd(p, f, hn::Set(df, 1.00000012f));
+  const auto two_k = hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, k), hn::Set(di, 127)));
+  return hn::Mul(p, hn::BitCast(df, two_k));
+}
+
+// The heads of a batch go through each step together, so that their independent chains
+// overlap and one branch serves them all.
 template <int B>
 void softmax_update(int T, int valid, float* m, Scratch& s) {
   const DF df;
-  for (int h = 0; h < B; ++h) {
-    float* row = &s.scores[std::size_t(h * T)];
-    std::fill(row + valid, row + T, kMasked);
-    VF vmax = hn::Set(df, kMasked);
-    for (int t = 0; t < T; t += int(kLanes)) vmax = hn::Max(vmax, hn::LoadU(df, row + t));
-    // Most tiles after the first keep the running maximum: one compare shows it, where finding
-    // a new maximum takes a reduction across lanes.
-    float m_new = m[h];
-    if (!hn::AllFalse(df, hn::Gt(vmax, hn::Set(df, m[h])))) {
-      m_new = hn::GetLane(hn::MaxOfLanes(df, vmax));
+  const int n = T / int(kLanes);
+  if (valid < T) {
+    for (int h = 0; h < B; ++h) {
+      float* row = &s.scores[std::size_t(h * T)];
+      std::fill(row + valid, row + T, kMasked);
     }
-    // 0 on the first tile (m = -inf); 1, with no exp, on the tiles that keep the maximum.
-    const float factor = m_new == m[h] ? 1.0f : std::exp(m[h] - m_new);
-    const VF shift = hn::Set(df, m_new);
-    VF vsum = hn::Zero(df);
-    for (int t = 0; t < T; t += int(kLanes)) {
-      VF p = hn::Exp(df, hn::Sub(hn::LoadU(df, row + t), shift));
-      // Padding must weigh exactly nothing, whatever Exp returns for the mask value.
+  }
+  VF vmax[B];
+  for (int h = 0; h < B; ++h) {
+    vmax[h] = hn::LoadU(df, &s.scores[std::size_t(h * T)]);
+    for (int i = 1; i < n; ++i)
+      vmax[h] = hn::Max(vmax[h], hn::LoadU(df, &s.scores[std::size_t(h * T) + i * kLanes]));
+  }
+  // Most tiles after the first keep every head's running maximum: one compare a head shows
+  // it, where finding a new maximum takes a reduction across lanes.
+  auto raised = hn::Gt(vmax[0], hn::Set(df, m[0]));
+  for (int h = 1; h < B; ++h) raised = hn::Or(raised, hn::Gt(vmax[h], hn::Set(df, m[h])));
+  if (!hn::AllFalse(df, raised)) {
+    for (int h = 0; h < B; ++h) {
+      const float m_new = std::max(m[h], hn::GetLane(hn::MaxOfLanes(df, vmax[h])));
+      // 0 on the first tile (m = -inf).
+      s.factor[h] = m_new == m[h] ? 1.0f : std::exp(m[h] - m_new);
+      m[h] = m_new;
+    }
+  } else {
+    for (int h = 0; h < B; ++h) s.factor[h] = 1.0f;
+  }
+  VF shift[B], vsum[B];
+  for (int h = 0; h < B; ++h) {
+    shift[h] = hn::Set(df, m[h]);
+    vsum[h] = hn::Zero(df);
+  }
+  for (int i = 0; i < n; ++i) {
+    const int t = i * int(kLanes);
+    for (int h = 0; h < B; ++h) {
+      float* at = &s.scores[std::size_t(h * T + t)];
+      VF p = exp_nonpositive(hn::Sub(hn::LoadU(df, at), shift[h]));
+      // Padding must weigh exactly nothing.
       if (t + int(kLanes) > valid)
         p = hn::IfThenElseZero(hn::FirstN(df, std::size_t(std::max(valid - t, 0))), p);
-      hn::StoreU(p, df, row + t);
-      vsum = hn::Add(vsum, p);
+      hn::StoreU(p, df, at);
+      vsum[h] = hn::Add(vsum[h], p);
     }
+  }
+  for (int h = 0; h < B; ++h) {
     float* l = s.lane_sums[h];
-    hn::Store(hn::MulAdd(hn::Load(df, l), hn::Set(df, factor), vsum), df, l);
-    m[h] = m_new;
-    s.factor[h] = factor;
+    hn::Store(hn::MulAdd(hn::Load(df, l), hn::Set(df, s.factor[h]), vsum[h]), df, l);
   }
 }
 
