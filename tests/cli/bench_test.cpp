@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "run_cli.hpp"
 
 namespace cocktail::testing {
@@ -22,6 +25,32 @@ TEST(CliBench, AttentionJsonComparesTheMixedCacheWithFp16) {
   EXPECT_LT(mixed_bytes, fp16_bytes);
   EXPECT_GT(bench.at("byte_ratio_vs_fp16").get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(bench.at("byte_ratio_vs_fp16").get<double>(), fp16_bytes / mixed_bytes);
+}
+
+// With the real model (scripts/fetch-models): rounds of an FP16 run and a configured run, and
+// the round with the median TPOT ratio reported at the top.
+TEST(CliBench, DecodeJsonReportsEveryRoundAndTheMedianOne) {
+  const json bench =
+      json_of(run_cli({"bench", "decode", "--config", shipped_config("default.toml"),
+                       "--context-tokens", "200", "--gen-tokens", "2", "--repeat", "3", "--json"}));
+  ASSERT_TRUE(bench.is_object());
+  const json& runs = bench.at("runs");
+  ASSERT_EQ(runs.size(), 3u);
+  std::vector<double> ratios;
+  for (const json& run : runs) {
+    const json& fp16 = run.at("fp16");
+    const json& configured = run.at("configured");
+    EXPECT_EQ(fp16.at("avg_bits").get<double>(), 16.0);
+    EXPECT_LT(configured.at("kv_bytes").get<double>(), fp16.at("kv_bytes").get<double>());
+    EXPECT_DOUBLE_EQ(run.at("tpot_ratio").get<double>(),
+                     configured.at("tpot_s").get<double>() / fp16.at("tpot_s").get<double>());
+    ratios.push_back(run.at("tpot_ratio").get<double>());
+  }
+  std::sort(ratios.begin(), ratios.end());
+  EXPECT_DOUBLE_EQ(bench.at("tpot_ratio").get<double>(), ratios[1]);
+  EXPECT_DOUBLE_EQ(bench.at("configured").at("tpot_s").get<double>() /
+                       bench.at("fp16").at("tpot_s").get<double>(),
+                   ratios[1]);
 }
 
 }  // namespace
