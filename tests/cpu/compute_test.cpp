@@ -13,6 +13,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cocktail/dequantize.hpp"
@@ -679,15 +680,19 @@ TEST(RmsNorm, MatchesDefinition) {
   expect_error([&] { CpuCompute(1).rms_norm(x, w, 1e-5f, out); }, "not a whole number of rows");
 }
 
+// The rotation of a position is kept between calls (a decode step rotates one position in every
+// layer): calls that change the base or the head size, and repeated positions, must not reuse
+// a stale one.
 TEST(Rope, RotatesAdjacentPairs) {
   std::mt19937 rng(6);
-  for (int head_dim : {64, 6}) {
+  const std::pair<int, float> settings[] = {
+      {64, 10000.0f}, {64, 500000.0f}, {6, 10000.0f}, {64, 10000.0f}};
+  for (const auto& [head_dim, base] : settings) {
     const int n_heads = 3;
-    const std::vector<std::int32_t> positions = {0, 1, 7, 513, 8191, 100000};
+    const std::vector<std::int32_t> positions = {100000, 0, 1, 7, 7, 513, 8191, 100000};
     const auto n = std::int64_t(positions.size());
     const auto x = random_activations(std::size_t(n * n_heads * head_dim), rng);
     std::vector<float> y = x;
-    const float base = 10000.0f;
     CpuCompute(2).rope(y, positions, n_heads, head_dim, base);
     for (std::int64_t t = 0; t < n; ++t) {
       for (int h = 0; h < n_heads; ++h) {

@@ -46,24 +46,43 @@ void RmsNormRows(const float* x, const float* weight, std::int64_t dim, float ep
   }
 }
 
-void RopeTokens(float* x, const std::int32_t* positions, int n_heads, int head_dim, float base,
-                std::int64_t token_begin, std::int64_t token_end) {
-  const DF df;
-  const int pairs = head_dim / 2;
-  const auto n_pairs = static_cast<std::size_t>(pairs);
-  const auto n_dims = static_cast<std::size_t>(head_dim);
-  std::vector<double> inv_freq(n_pairs);
-  for (int i = 0; i < pairs; ++i)
-    inv_freq[std::size_t(i)] = std::pow(double(base), -2.0 * i / head_dim);
-  // Per token: the angles, then cos and sin spread over both lanes of each pair, the sin
-  // negated on the even lane: x' = x · c + swap_pairs(x) · s.
-  std::vector<float> angle(n_pairs), cos_half(n_pairs), sin_half(n_pairs), c(n_dims), s(n_dims);
-  constexpr double kTwoPi = 2.0 * std::numbers::pi;
-  for (std::int64_t t = token_begin; t < token_end; ++t) {
+// The rotation of one position, cos and sin spread over both lanes of each pair with the sin
+// negated on the even lane (x' = x · c + swap_pairs(x) · s), and the frequencies it came from.
+// Kept per thread: a decode step rotates the same position in every layer, q and k alike, so
+// the angles and their cos and sin are taken once a step instead of 2 · n_layers times.
+struct RopeRotation {
+  int head_dim = 0;
+  float base = 0.0f;
+  std::vector<double> inv_freq;
+  std::int32_t position = 0;
+  bool valid = false;
+  std::vector<float> angle, cos_half, sin_half, c, s;
+
+  void prepare(int dim, float rope_base) {
+    if (dim == head_dim && rope_base == base) return;
+    head_dim = dim;
+    base = rope_base;
+    const auto pairs = std::size_t(dim / 2);
+    inv_freq.resize(pairs);
+    for (std::size_t i = 0; i < pairs; ++i)
+      inv_freq[i] = std::pow(double(rope_base), -2.0 * double(i) / dim);
+    angle.resize(pairs);
+    cos_half.resize(pairs);
+    sin_half.resize(pairs);
+    c.resize(std::size_t(dim));
+    s.resize(std::size_t(dim));
+    valid = false;
+  }
+
+  void rotate_to(std::int32_t pos) {
+    if (valid && pos == position) return;
+    const DF df;
+    const int pairs = head_dim / 2;
     // The angle is formed and reduced to [-pi, pi] in double, so large positions keep their
     // precision; sin and cos are then taken in float.
+    constexpr double kTwoPi = 2.0 * std::numbers::pi;
     for (int i = 0; i < pairs; ++i) {
-      const double a = double(positions[t]) * inv_freq[std::size_t(i)];
+      const double a = double(pos) * inv_freq[std::size_t(i)];
       angle[std::size_t(i)] = float(a - kTwoPi * std::nearbyint(a / kTwoPi));
     }
     int i = 0;
@@ -81,6 +100,20 @@ void RopeTokens(float* x, const std::int32_t* positions, int n_heads, int head_d
       s[std::size_t(2 * p)] = -sin_half[std::size_t(p)];
       s[std::size_t(2 * p + 1)] = sin_half[std::size_t(p)];
     }
+    position = pos;
+    valid = true;
+  }
+};
+
+void RopeTokens(float* x, const std::int32_t* positions, int n_heads, int head_dim, float base,
+                std::int64_t token_begin, std::int64_t token_end) {
+  const DF df;
+  thread_local RopeRotation rotation;
+  rotation.prepare(head_dim, base);
+  const std::vector<float>& c = rotation.c;
+  const std::vector<float>& s = rotation.s;
+  for (std::int64_t t = token_begin; t < token_end; ++t) {
+    rotation.rotate_to(positions[t]);
     for (int h = 0; h < n_heads; ++h) {
       float* v = x + (t * n_heads + h) * head_dim;
       int d = 0;
