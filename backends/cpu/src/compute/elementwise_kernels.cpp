@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <vector>
 
 // Highway compiles this file once per SIMD target: the order of these lines matters.
@@ -54,8 +55,7 @@ struct RopeRotation {
   int head_dim = 0;
   float base = 0.0f;
   std::vector<double> inv_freq;
-  std::int32_t position = 0;
-  bool valid = false;
+  std::optional<std::int32_t> position;  // the one c and s hold
   std::vector<float> angle, cos_half, sin_half, c, s;
 
   void prepare(int dim, float rope_base) {
@@ -71,11 +71,11 @@ struct RopeRotation {
     sin_half.resize(pairs);
     c.resize(std::size_t(dim));
     s.resize(std::size_t(dim));
-    valid = false;
+    position.reset();
   }
 
   void rotate_to(std::int32_t pos) {
-    if (valid && pos == position) return;
+    if (position == pos) return;
     const DF df;
     const int pairs = head_dim / 2;
     // The angle is formed and reduced to [-pi, pi] in double, so large positions keep their
@@ -101,7 +101,6 @@ struct RopeRotation {
       s[std::size_t(2 * p + 1)] = sin_half[std::size_t(p)];
     }
     position = pos;
-    valid = true;
   }
 };
 
