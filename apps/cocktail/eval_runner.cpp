@@ -102,7 +102,7 @@ EvalRunner::EvalRunner(const std::vector<EvalMethod>& methods, const std::string
   }
   fp16_engine_ = std::make_unique<Engine>(
       method_config(config_file, overrides, parse_eval_methods("fp16").front().overrides));
-  compute_ = fp16_engine_->backend().make_compute();
+  weights_ = std::make_unique<models::LlamaWeights>(model_, fp16_engine_->backend().make_compute());
 }
 
 std::int64_t EvalRunner::count_tokens(std::string_view text) const {
@@ -200,7 +200,7 @@ CaseRun EvalRunner::run(const eval::EvalCase& c, const Progress& prefill_progres
   for (const auto& engine : engines_) {
     for (int l : engine->scorer().query_attention_layers(h.n_layers)) layers.insert(l);
   }
-  models::LlamaRunner runner(model_, *compute_, settings_.prefill_block);
+  models::LlamaRunner runner(*weights_, settings_.prefill_block);
   if (!layers.empty()) runner.capture_queries(n_planned, {layers.begin(), layers.end()});
   Session prefilled =
       fp16_engine_->new_session(h.kv_shape(), std::int64_t(all.size()) + max_new_tokens_ + 1);

@@ -74,7 +74,7 @@ class EvalRunner {
   std::unique_ptr<Engine> fp16_engine_;           // the reference
   const models::LlamaModel& model_;
   models::ModelSettings settings_;
-  std::shared_ptr<Compute> compute_;
+  std::unique_ptr<models::LlamaWeights> weights_;
   int max_new_tokens_;
 };
 

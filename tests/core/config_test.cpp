@@ -290,6 +290,7 @@ TEST(ShippedConfigsTest, DefaultMatchesTheBuiltInDefaults) {
   Options cpu = config.plugin_options("backend", "cpu");
   EXPECT_EQ(cpu.get_int("threads", -1, 0, 1024), 0);
   EXPECT_EQ(cpu.get_string("matmul_activations", ""), "int16");
+  EXPECT_TRUE(cpu.get_bool("row_group_weights", false));
   EXPECT_NO_THROW(cpu.finish());
   Options model = config.model;
   EXPECT_EQ(model.get_string("path", ""), "SmolLM2-135M-Instruct.Q4_1.gguf");

@@ -20,6 +20,7 @@
 #include "cocktail/error.hpp"
 #include "compute/cpu_compute.hpp"
 #include "compute/matmul_kernels.hpp"
+#include "compute/row_groups.hpp"
 #include "support/simd_targets.hpp"
 
 namespace cocktail::cpu {
@@ -586,6 +587,93 @@ TEST(Matmul, SharedInputEqualsSeparateCalls) {
       }
     }
   }
+}
+
+// The GEMV over row-group copies, called directly on whole groups and on a last group of 13
+// rows (45 = 2·16 + 13), for every token count it serves, on short rows and rows of 70 blocks.
+TEST(Matmul, RowGroupGemvIsExactOnQuantizedActivations) {
+  if (!row_groups_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no row-group GEMV on this CPU";
+  for (int bits : {8, 16}) {
+    for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
+      if (!row_groups_supported(t, bits)) continue;
+      for (const std::int64_t cols : {std::int64_t(96), std::int64_t(2240)}) {
+        for (std::int64_t n = 1; n <= kGemvMaxTokens; ++n) {
+          const Problem p(t, 45, cols, n, 500 + unsigned(t) + unsigned(cols) + unsigned(n));
+          const RowGroupWeights groups(p.w, nullptr);
+          QuantizedActivations xq(bits, p.n, p.cols);
+          quantize_activations(p.x.data(), 0, p.n, xq);
+          if (bits == 16) split_byte_planes(xq);
+          std::vector<float> y(std::size_t(p.n * p.rows), NAN);
+          row_group_gemv(groups, xq, n, y.data(), 0, 16);
+          row_group_gemv(groups, xq, n, y.data(), 16, p.rows);
+          expect_exact_on_quantized_activations(p, xq, y, "row groups");
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(row_groups_supported(TensorType::q8_0, 8));
+  EXPECT_FALSE(row_groups_supported(TensorType::q4_k, 16));
+}
+
+// CpuCompute::prepare copies exactly the matrices the row-group GEMV takes, and a prepared view
+// gives the reference products for decode and prefill token counts, alone and in a batch whose
+// split between the threads falls inside an output's group.
+TEST(Matmul, PreparedWeightsGiveTheReferenceProducts) {
+  if (!row_groups_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no row-group GEMV on this CPU";
+  const CpuCompute compute(2, MatmulActivations::int16);
+  for (TensorType t : kAllTypes) {
+    const Problem p(t, 40, cols_for(t), 1, 7);
+    const bool copied = t == TensorType::q4_0 || t == TensorType::q4_1 || t == TensorType::q8_0;
+    EXPECT_EQ(compute.prepare(p.w) != nullptr, copied) << to_string(t);
+  }
+  EXPECT_EQ(
+      CpuCompute(2, MatmulActivations::int8).prepare(Problem(TensorType::q8_0, 16, 64, 1, 8).w),
+      nullptr);
+  EXPECT_EQ(CpuCompute(2, MatmulActivations::int16, false)
+                .prepare(Problem(TensorType::q4_1, 16, 64, 1, 8).w),
+            nullptr);
+
+  CpuCompute batch_compute(2, MatmulActivations::int16);
+  for (std::int64_t n : {1, 3, 70}) {
+    const TensorType types[] = {TensorType::q4_1, TensorType::q8_0, TensorType::q4_0};
+    const std::int64_t rows[] = {576, 190, 66};
+    std::vector<Problem> problems;
+    std::vector<std::unique_ptr<PreparedWeights>> copies;
+    std::vector<MatmulOutput> outputs;
+    std::vector<std::vector<float>> batched, separate;
+    for (int i = 0; i < 3; ++i) {
+      problems.emplace_back(types[i], rows[i], 576, n, 60 + i);
+      copies.push_back(batch_compute.prepare(problems.back().w));
+      problems.back().w.prepared = copies.back().get();
+      batched.emplace_back(std::size_t(n * rows[i]), NAN);
+      separate.emplace_back(std::size_t(n * rows[i]), NAN);
+    }
+    for (int i = 0; i < 3; ++i) {
+      outputs.push_back({problems[std::size_t(i)].w, batched[std::size_t(i)]});
+      batch_compute.matmul(problems[std::size_t(i)].w, problems[0].x, n, separate[std::size_t(i)]);
+    }
+    batch_compute.matmul_shared_input(problems[0].x, n, outputs);
+    problems[0].check(batched[0], 16, "prepared, shared input");
+    problems[0].check(separate[0], 16, "prepared");
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+      EXPECT_EQ(batched[i], separate[i]) << "output " << i << " n=" << n;
+    }
+  }
+}
+
+// A prepared copy goes only to the Compute that made it, with the weights it was made of.
+TEST(Matmul, RefusesAPreparedCopyOfOtherWeightsOrAnotherCompute) {
+  if (!row_groups_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no row-group GEMV on this CPU";
+  CpuCompute maker(2, MatmulActivations::int16), other(2, MatmulActivations::int16);
+  Problem p(TensorType::q4_1, 32, 64, 1, 12);
+  const std::unique_ptr<PreparedWeights> copy = maker.prepare(p.w);
+  std::vector<float> y(std::size_t(p.rows));
+  p.w.prepared = copy.get();
+  expect_error([&] { other.matmul(p.w, p.x, 1, y); }, "did not make");
+  const Problem q(TensorType::q4_1, 32, 64, 1, 13);
+  WeightView wrong = q.w;
+  wrong.prepared = copy.get();
+  expect_error([&] { maker.matmul(wrong, q.x, 1, y); }, "32 x 64 weights carry a prepared copy");
 }
 
 // 16-bit activations whose byte planes were never split are refused, not read past their end.

@@ -47,7 +47,8 @@ MatmulActivations read_activations(Options& options) {
 
 CpuBackend::CpuBackend(Options& options)
     : threads_(int(options.get_int("threads", 0, 0, 1024))),
-      activations_(read_activations(options)) {}
+      activations_(read_activations(options)),
+      row_groups_(options.get_bool("row_group_weights", true)) {}
 
 Availability CpuBackend::availability() const {
   return {kCpuScore, std::string("runs on this CPU with SIMD target ") + simd_target_name()};
@@ -75,7 +76,7 @@ std::shared_ptr<AttentionExecutor> CpuBackend::make_attention() {
 }
 
 std::shared_ptr<Compute> CpuBackend::make_compute() {
-  return std::make_shared<CpuCompute>(threads_, activations_);
+  return std::make_shared<CpuCompute>(threads_, activations_, row_groups_);
 }
 
 double CpuBackend::measure_read_bandwidth(std::size_t bytes) {

@@ -8,7 +8,8 @@ namespace cocktail::cpu {
 
 // The reference backend: runs on x86-64 (and fixed-width Arm NEON), with the SIMD target
 // (SSE4, AVX2, AVX-512, ...) chosen at run time. Config table [backend.cpu]: threads (0 = all
-// cores) and matmul_activations (how quantized-weight matmuls round activations).
+// cores), matmul_activations (how quantized-weight matmuls round activations) and
+// row_group_weights (whether Compute::prepare copies matrices for the decode GEMV).
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(Options& options);
@@ -26,6 +27,7 @@ class CpuBackend final : public Backend {
  private:
   int threads_;
   MatmulActivations activations_;
+  bool row_groups_;
 };
 
 }  // namespace cocktail::cpu

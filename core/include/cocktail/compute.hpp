@@ -2,12 +2,20 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
 #include "cocktail/tensor_type.hpp"
 
 namespace cocktail {
+
+// A backend's own copy of a weight matrix, laid out the way its kernels read fastest
+// (Compute::prepare). Opaque to everyone else.
+class PreparedWeights {
+ public:
+  virtual ~PreparedWeights() = default;
+};
 
 // A weight matrix as a model file stores it: `rows` output features, each a row of `cols`
 // input elements in `type` (blocks run along a row). The bytes belong to the caller (usually
@@ -17,6 +25,9 @@ struct WeightView {
   const std::byte* data = nullptr;
   std::int64_t rows = 0;
   std::int64_t cols = 0;
+  // The copy Compute::prepare made of this matrix, or null. A view carrying one goes only to
+  // the Compute that made it (others refuse it); like `data`, it must outlive the call.
+  const PreparedWeights* prepared = nullptr;
 };
 
 // One product of a batch of matmuls over the same input: y = x · wᵀ.
@@ -32,6 +43,14 @@ class Compute {
  public:
   virtual ~Compute() = default;
   virtual std::string_view name() const = 0;
+
+  // A copy of w in the layout this backend's matmuls read fastest, or null where they read the
+  // file's layout as fast (the default). Set it as the view's `prepared` to use it; it costs
+  // memory about the size of the matrix. It holds the backend's code: destroy it before the
+  // last reference to this Compute.
+  virtual std::unique_ptr<PreparedWeights> prepare(const WeightView& /*w*/) const {
+    return nullptr;
+  }
 
   // y[n][w.rows] = x[n][w.cols] · wᵀ, dequantizing the weights on the fly.
   virtual void matmul(const WeightView& w, std::span<const float> x, std::int64_t n,

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "cocktail/dequantize.hpp"
 #include "cocktail/error.hpp"
+#include "cocktail/logging.hpp"
 #include "cocktail/models/gguf_tokenizer.hpp"
 
 namespace cocktail::models {
@@ -78,10 +80,38 @@ LlamaModel::LlamaModel(const std::filesystem::path& path)
   }
 }
 
-LlamaRunner::LlamaRunner(const LlamaModel& model, Compute& compute, int max_block)
-    : model_(model), compute_(compute), max_block_(max_block) {
+LlamaWeights::LlamaWeights(const LlamaModel& model, std::shared_ptr<Compute> compute)
+    : model_(&model), compute_(std::move(compute)), layers_(model.layers()) {
+  if (!compute_) throw Error("LlamaWeights: no Compute");
+  const auto start = std::chrono::steady_clock::now();
+  for (LlamaLayer& layer : layers_) {
+    for (WeightView* w :
+         {&layer.q, &layer.k, &layer.v, &layer.output, &layer.gate, &layer.up, &layer.down}) {
+      *w = prepared(*w);
+    }
+  }
+  output_ = prepared(model.output());
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+  log().debug("{} of the model's matrices copied for the {} compute in {:.0f} ms", copies_.size(),
+              compute_->name(), took.count());
+}
+
+WeightView LlamaWeights::prepared(const WeightView& w) {
+  WeightView view = w;
+  if (std::unique_ptr<PreparedWeights> copy = compute_->prepare(w)) {
+    view.prepared = copy.get();
+    copies_.push_back(std::move(copy));
+  }
+  return view;
+}
+
+LlamaRunner::LlamaRunner(const LlamaWeights& weights, int max_block)
+    : weights_(weights),
+      model_(weights.model()),
+      compute_(weights.compute()),
+      max_block_(max_block) {
   if (max_block < 1) throw Error(fmt::format("prefill block of {} tokens; at least 1", max_block));
-  const LlamaHyperparameters& h = model.hparams();
+  const LlamaHyperparameters& h = model_.hparams();
   const auto rows = std::size_t(max_block);
   const auto kv = std::size_t(h.n_kv_heads * h.head_dim);
   positions_.resize(rows);
@@ -123,14 +153,14 @@ void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> toke
   compute_.embedding(model_.token_embedding(), tokens, rows_of(x_, n, h.n_embd));
   for (int l = 0; l < h.n_layers; ++l) {
     attention_block(session, l, n);
-    ffn_block(model_.layers()[std::size_t(l)], n);
+    ffn_block(weights_.layers()[std::size_t(l)], n);
   }
   if (!logits.empty()) output_logits(n, logits);
 }
 
 void LlamaRunner::attention_block(Session& session, int l, std::int64_t n) {
   const LlamaHyperparameters& h = model_.hparams();
-  const LlamaLayer& layer = model_.layers()[std::size_t(l)];
+  const LlamaLayer& layer = weights_.layers()[std::size_t(l)];
   const std::int64_t kv = h.n_kv_heads * h.head_dim;
   const auto x = rows_of(x_, n, h.n_embd);
   const auto norm = rows_of(norm_, n, h.n_embd);
@@ -241,7 +271,7 @@ void LlamaRunner::output_logits(std::int64_t n, std::span<float> logits) {
       std::span<const float>(x_).subspan(std::size_t((n - 1) * h.n_embd), std::size_t(h.n_embd));
   const auto norm = rows_of(norm_, 1, h.n_embd);
   compute_.rms_norm(last, model_.output_norm(), h.rms_eps, norm);
-  compute_.matmul(model_.output(), norm, 1, logits);
+  compute_.matmul(weights_.output(), norm, 1, logits);
 }
 
 }  // namespace cocktail::models

@@ -35,7 +35,7 @@ QuestionAnswerer::QuestionAnswerer(const Engine& engine, const LlamaModel& model
     : engine_(engine),
       model_(model),
       settings_(settings),
-      compute_(engine.backend().make_compute()) {}
+      weights_(model, engine.backend().make_compute()) {}
 
 QuestionPrompt build_prompt(const LlamaModel& model, const Question& q) {
   const BpeTokenizer& tokenizer = model.tokenizer();
@@ -88,7 +88,7 @@ Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callb
   const KvShape shape = h.kv_shape();
   const auto prompt_tokens = std::int64_t(prompt.planned.size() + prompt.rest.size());
   Session session = engine_.new_session(shape, prompt_tokens + question.max_new_tokens);
-  LlamaRunner runner(model_, *compute_, settings_.prefill_block);
+  LlamaRunner runner(weights_, settings_.prefill_block);
   std::vector<float> logits(std::size_t(h.n_vocab));
 
   Answer answer;

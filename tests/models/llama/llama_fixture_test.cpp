@@ -67,14 +67,15 @@ TEST_F(LlamaFixtureTest, TokenIdsMatchLlamaCpp) {
 }
 
 // Logits at every recorded position of the fixture prompts, prefilled in blocks that end there.
-std::vector<std::vector<float>> logits_at_positions(const LlamaModel& model, Compute& compute,
+std::vector<std::vector<float>> logits_at_positions(const LlamaWeights& weights,
                                                     const Engine& engine,
                                                     const nlohmann::json& prompt,
                                                     std::vector<TokenId>& greedy) {
+  const LlamaModel& model = weights.model();
   const auto ids = model.tokenizer().encode(prompt.at("prompt").get<std::string>(), true);
   EXPECT_EQ(ids, prompt.at("ids").get<std::vector<TokenId>>()) << prompt.at("name");
   Session session = engine.new_session(model.hparams().kv_shape());
-  LlamaRunner runner(model, compute, 128);
+  LlamaRunner runner(weights, 128);
   std::vector<float> out(static_cast<std::size_t>(model.hparams().n_vocab));
   std::vector<std::vector<float>> rows;
   std::size_t done = 0;
@@ -103,12 +104,13 @@ TEST_F(LlamaFixtureTest, Fp16CacheMatchesLlamaCppAndTheFloat64Reference) {
   const nlohmann::json reference = fixture("reference_logits.json");
   double worst_llama_cpp = 0.0, worst_reference = 0.0;
   int agree = 0, positions = 0;
+  const LlamaWeights weights(*model_, compute_);
   for (std::size_t p = 0; p < llama_cpp.at("prompts").size(); ++p) {
     const nlohmann::json& prompt = llama_cpp.at("prompts")[p];
     const nlohmann::json& exact = reference.at("prompts")[p].at("positions");
     const std::string name = prompt.at("name");
     std::vector<TokenId> greedy;
-    const auto rows = logits_at_positions(*model_, *compute_, engine_, prompt, greedy);
+    const auto rows = logits_at_positions(weights, engine_, prompt, greedy);
     EXPECT_EQ(greedy, prompt.at("greedy").at("ids").get<std::vector<TokenId>>()) << name;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const nlohmann::json& at = prompt.at("positions")[i];

@@ -68,9 +68,10 @@ TEST_F(TinyLlamaTest, PrefillMatchesFloat64ReferenceForEveryBlockSize) {
   const LlamaModel model(path_);
   const std::vector<std::int32_t> tokens = random_tokens(45, 1);
   const std::vector<double> want = tiny_.reference_logits(tokens);
+  const LlamaWeights weights(model, compute_);
   for (const int block : {1, 7, 32, 64}) {
     Session session = engine_.new_session(model.hparams().kv_shape());
-    LlamaRunner runner(model, *compute_, block);
+    LlamaRunner runner(weights, block);
     std::vector<float> logits(TinyLlama::kVocab);
     runner.prefill(session, tokens, logits);
     EXPECT_LT(relative_error(logits, want), 1e-4) << "block " << block;
@@ -83,7 +84,8 @@ TEST_F(TinyLlamaTest, DecodeStepsMatchFloat64Reference) {
   const LlamaModel model(path_);
   std::vector<std::int32_t> tokens = random_tokens(20, 2);
   Session session = engine_.new_session(model.hparams().kv_shape());
-  LlamaRunner runner(model, *compute_, 16);
+  const LlamaWeights weights(model, compute_);
+  LlamaRunner runner(weights, 16);
   std::vector<float> logits(TinyLlama::kVocab);
   runner.prefill(session, tokens, logits);
   for (const std::int32_t next : random_tokens(5, 3)) {
@@ -97,7 +99,8 @@ TEST_F(TinyLlamaTest, DecodeStepsMatchFloat64Reference) {
 TEST_F(TinyLlamaTest, RejectsAWrongLogitsBuffer) {
   const LlamaModel model(path_);
   Session session = engine_.new_session(model.hparams().kv_shape());
-  LlamaRunner runner(model, *compute_, 8);
+  const LlamaWeights weights(model, compute_);
+  LlamaRunner runner(weights, 8);
   std::vector<float> logits(3);
   EXPECT_THAT(
       testing::error_of<Error>([&] { runner.prefill(session, random_tokens(4, 4), logits); }),

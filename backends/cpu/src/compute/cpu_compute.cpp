@@ -13,6 +13,7 @@
 #include "compute/elementwise_kernels.hpp"
 #include "compute/encoder_attention_kernels.hpp"
 #include "compute/matmul_kernels.hpp"
+#include "compute/row_groups.hpp"
 
 namespace cocktail::cpu {
 
@@ -60,6 +61,15 @@ void check_matmul(const char* op, const WeightView& w, std::span<const float> x,
               "n * rows = " + std::to_string(n) + " * " + std::to_string(w.rows));
 }
 
+// The row-group copy a view carries (CpuCompute::check_prepared has accepted it), or null.
+const RowGroupWeights* row_groups_of(const WeightView& w) {
+  return static_cast<const RowGroupWeights*>(w.prepared);
+}
+
+std::int64_t round_up_to_group(std::int64_t row, std::int64_t rows) {
+  return std::min((row + kRowGroupRows - 1) / kRowGroupRows * kRowGroupRows, rows);
+}
+
 std::int64_t weight_bytes(const WeightView& w) {
   return std::int64_t(row_bytes(w.type, w.cols)) * w.rows;
 }
@@ -89,6 +99,22 @@ std::int64_t rows_of(const char* op, std::size_t x_size, std::size_t dim, const 
 
 }  // namespace
 
+std::unique_ptr<PreparedWeights> CpuCompute::prepare(const WeightView& w) const {
+  check_weights("prepare", w);
+  if (!row_groups_ || !row_groups_supported(w.type, gemv_bits(w.type))) return nullptr;
+  return std::make_unique<RowGroupWeights>(w, this);
+}
+
+void CpuCompute::check_prepared(const char* op, const WeightView& w) const {
+  if (w.prepared == nullptr) return;
+  const auto* copy = dynamic_cast<const RowGroupWeights*>(w.prepared);
+  if (copy == nullptr || !copy->copies(w, this)) {
+    throw Error(std::string(op) + ": the " + std::to_string(w.rows) + " x " +
+                std::to_string(w.cols) +
+                " weights carry a prepared copy that this CPU Compute did not make of them");
+  }
+}
+
 int CpuCompute::activation_bits(TensorType type) const {
   if (activations_ == MatmulActivations::f32 || !integer_gemm_supported(type)) return 0;
   return activations_ == MatmulActivations::int8 ? 8 : 16;
@@ -108,6 +134,7 @@ void CpuCompute::matmul_shared_input(std::span<const float> x, std::int64_t n,
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     try {
       check_matmul("matmul_shared_input", outputs[i].w, x, n, outputs[i].y);
+      check_prepared("matmul_shared_input", outputs[i].w);
     } catch (const Error& e) {  // the label is built only when it is needed
       throw Error(std::string(e.what()) + " (output " + std::to_string(i) + ")");
     }
@@ -144,7 +171,13 @@ void CpuCompute::gemv(std::span<const float> x, std::int64_t n,
     for (const MatmulOutput& out : outputs) {
       const std::int64_t lo = std::max(begin, first) - first;
       const std::int64_t hi = std::min(end, first + out.w.rows) - first;
-      if (lo < hi) {
+      if (const RowGroupWeights* groups = row_groups_of(out.w); groups && lo < hi) {
+        // Whole groups: a boundary between two threads moves up to the next group.
+        const std::int64_t first_row = round_up_to_group(lo, out.w.rows);
+        const std::int64_t last_row = round_up_to_group(hi, out.w.rows);
+        if (first_row < last_row)
+          row_group_gemv(*groups, *xq, n, out.y.data(), first_row, last_row);
+      } else if (lo < hi) {
         if (gemv_bits(out.w.type) != 0) {
           int_gemv_rows(out.w, *xq, n, out.y.data(), lo, hi);
         } else {
@@ -159,6 +192,7 @@ void CpuCompute::gemv(std::span<const float> x, std::int64_t n,
 void CpuCompute::matmul(const WeightView& w, std::span<const float> x, std::int64_t n,
                         std::span<float> y) {
   check_matmul("matmul", w, x, n, y);
+  check_prepared("matmul", w);
   if (n == 0) return;
   if (n <= kGemvMaxTokens) {
     const MatmulOutput out{w, y};

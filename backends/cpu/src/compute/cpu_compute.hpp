@@ -17,14 +17,21 @@ enum class MatmulActivations { int8, int16, f32 };
 //
 // matmul: up to kGemvMaxTokens tokens (decode) stream each weight row once (GEMV): repacking
 // panels for the GEMM costs more than it saves on so few tokens. The GEMV is integer where the
-// activations are rounded and a kernel takes the type, else float. More tokens use the integer
-// GEMM where it runs, else the float GEMM over panels of decoded rows.
+// activations are rounded and a kernel takes the type, else float; it reads the row-group copy
+// where the view carries one (prepare). More tokens use the integer GEMM where it runs, else
+// the float GEMM over panels of decoded rows.
 class CpuCompute final : public Compute {
  public:
-  explicit CpuCompute(int threads, MatmulActivations activations = MatmulActivations::int8)
-      : threads_(threads), activations_(activations) {}
+  // With `row_groups`, prepare copies the matrices the decode GEMV reads faster in row groups.
+  explicit CpuCompute(int threads, MatmulActivations activations = MatmulActivations::int8,
+                      bool row_groups = true)
+      : threads_(threads), activations_(activations), row_groups_(row_groups) {}
 
   std::string_view name() const override { return "cpu"; }
+  // Q4_0, Q4_1 and Q8_0 matrices (Q8_0 with 16-bit activations), where the integer GEMV runs:
+  // a RowGroupWeights copy, which the decode GEMV reads instead of the file's rows. The GEMM
+  // (prefill) still reads the file's rows.
+  std::unique_ptr<PreparedWeights> prepare(const WeightView& w) const override;
   void matmul(const WeightView& w, std::span<const float> x, std::int64_t n,
               std::span<float> y) override;
   void matmul_shared_input(std::span<const float> x, std::int64_t n,
@@ -54,8 +61,12 @@ class CpuCompute final : public Compute {
   // The activation bits of the integer GEMV for `type`, else 0 (the float GEMV).
   int gemv_bits(TensorType type) const;
 
+  // Throws unless w.prepared is null or this Compute's copy of w.
+  void check_prepared(const char* op, const WeightView& w) const;
+
   int threads_;
   MatmulActivations activations_;
+  bool row_groups_;
 };
 
 }  // namespace cocktail::cpu

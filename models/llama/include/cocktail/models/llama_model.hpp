@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -51,6 +52,29 @@ class LlamaModel {
   ChatTemplate chat_template_;
 };
 
+// A LlamaModel's matrices as one Compute reads them: the layers and the output matrix, each
+// view carrying the copy Compute::prepare made of it where the backend makes one. A copy costs
+// memory about the size of its matrix, so make one LlamaWeights per model and Compute, not per
+// sequence. Keeps the Compute alive, since the copies hold its code; the model must outlive it.
+class LlamaWeights {
+ public:
+  LlamaWeights(const LlamaModel& model, std::shared_ptr<Compute> compute);
+
+  const LlamaModel& model() const { return *model_; }
+  Compute& compute() const { return *compute_; }
+  const std::vector<LlamaLayer>& layers() const { return layers_; }
+  const WeightView& output() const { return output_; }
+
+ private:
+  WeightView prepared(const WeightView& w);
+
+  const LlamaModel* model_;
+  std::shared_ptr<Compute> compute_;  // declared before the copies, so destroyed after them
+  std::vector<std::unique_ptr<PreparedWeights>> copies_;
+  std::vector<LlamaLayer> layers_;
+  WeightView output_;
+};
+
 // Runs a LlamaModel on one sequence: tokens go through every layer on the backend's Compute,
 // their keys and values into the Session's KvStore. Holds the activation buffers for blocks
 // of up to `max_block` tokens, so memory stays bounded whatever the prompt length.
@@ -58,7 +82,7 @@ class LlamaRunner {
  public:
   using Progress = std::function<void(std::int64_t done, std::int64_t total)>;
 
-  LlamaRunner(const LlamaModel& model, Compute& compute, int max_block);
+  LlamaRunner(const LlamaWeights& weights, int max_block);
 
   // Prefill: runs `tokens` at the session's next positions in blocks of max_block, with
   // causal attention at full precision; reports progress after each block. Writes the logits
@@ -83,6 +107,7 @@ class LlamaRunner {
   void output_logits(std::int64_t n, std::span<float> logits);
   void keep_captured_queries(int layer, std::int64_t n);
 
+  const LlamaWeights& weights_;
   const LlamaModel& model_;
   Compute& compute_;
   int max_block_;

@@ -85,7 +85,7 @@ class QuestionAnswerer {
   const Engine& engine_;
   const LlamaModel& model_;
   ModelSettings settings_;
-  std::shared_ptr<Compute> compute_;
+  LlamaWeights weights_;
 };
 
 }  // namespace cocktail::models

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <hwy/aligned_allocator.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cocktail/compute.hpp"
+#include "compute/matmul_kernels.hpp"
+
+namespace cocktail::cpu {
+
+// A Q4_0, Q4_1 or Q8_0 matrix copied for the decode GEMV (CpuCompute::prepare) in groups of
+// kRowGroupRows rows, the last one padded with zero rows. A group stores its blocks in order;
+// each block is the group's codes interleaved by 32-bit lanes (lane r: row r), then its 16
+// scales and, for Q4, 16 offsets (Q4_0's is -8·scale), all fp16:
+//   Q4: 4 vectors, vector v holding code bytes 4v..4v+3 of each row (elements 4v..4v+3 in the
+//       low nibbles, 16+4v..19+4v in the high ones); 256 + 64 bytes a block.
+//   Q8: 16 vectors, vector p holding codes 2p and 2p+1 of each row; 512 + 32 bytes a block.
+// One vpdpbusd (vpdpwssd for Q8) against a broadcast lane of activations then gives 16 rows'
+// partial sums with no horizontal adds, and the matrix is read as one stream: in the file's
+// layout the GEMV reads 4 rows side by side and spends about 3 times the vector operations
+// per weight byte, too many for two cores to keep up with memory.
+constexpr std::int64_t kRowGroupRows = 16;
+
+class RowGroupWeights final : public PreparedWeights {
+ public:
+  // Copies w; `owner` is the Compute the copy is for. Throws Error for another type, or a Q4_0
+  // scale too large for its offset (-8·scale) to be an fp16.
+  RowGroupWeights(const WeightView& w, const void* owner);
+
+  // Whether this is the copy of w made for `owner`.
+  bool copies(const WeightView& w, const void* owner) const;
+  TensorType type() const { return type_; }
+  std::int64_t rows() const { return rows_; }
+  std::int64_t cols() const { return cols_; }
+  std::size_t block_bytes() const;
+  // The first byte of group g.
+  const std::uint8_t* group(std::int64_t g) const;
+
+ private:
+  const void* owner_;
+  TensorType type_;
+  std::int64_t rows_, cols_;
+  const std::byte* source_;
+  hwy::AlignedFreeUniquePtr<std::uint8_t[]> bytes_;
+};
+
+// Whether this CPU runs row_group_gemv for `type` with activations of `activation_bits`: where
+// the integer GEMV takes them (integer_gemv_supported) and the type is Q4_0, Q4_1 or Q8_0.
+bool row_groups_supported(TensorType type, int activation_bits);
+
+// int_gemv_rows over the copy: rows [row_begin, row_end), row_begin a multiple of
+// kRowGroupRows and row_end one or w.rows().
+void row_group_gemv(const RowGroupWeights& w, const QuantizedActivations& xq, std::int64_t n,
+                    float* y, std::int64_t row_begin, std::int64_t row_end);
+
+}  // namespace cocktail::cpu
