@@ -4,11 +4,13 @@
 //   build/release/bin/cocktail_compute_bench --benchmark_filter=decode
 //
 // bytes_per_second is the weight bytes streamed per call; items_per_second is multiply-adds.
+// Decode cases ending in /row_groups read the weights through CpuCompute::prepare's copy.
 
 #include <benchmark/benchmark.h>
 
 #include <bit>
 #include <cstddef>
+#include <memory>
 #include <random>
 #include <span>
 #include <string>
@@ -63,17 +65,32 @@ void evict_caches() {
   big[0] = sum;
 }
 
+// A view of `bytes` carrying the copy compute.prepare makes of it (kept in `copies`) when
+// `prepared` is set.
+WeightView view_of(const std::vector<std::byte>& bytes, TensorType type, std::int64_t rows,
+                   std::int64_t cols, const CpuCompute& compute, bool prepared,
+                   std::vector<std::unique_ptr<PreparedWeights>>& copies) {
+  WeightView w{type, bytes.data(), rows, cols};
+  if (prepared) {
+    copies.push_back(compute.prepare(w));
+    w.prepared = copies.back().get();
+  }
+  return w;
+}
+
 // With `from_dram`, each call's weights are evicted from the caches first (untimed).
 void matmul(benchmark::State& state, Shape shape, std::int64_t tokens,
-            MatmulActivations activations, bool from_dram) {
+            MatmulActivations activations, bool from_dram, bool prepared) {
   const auto weights = random_weights(shape.type, shape.rows, shape.cols);
-  const WeightView w{shape.type, weights.data(), shape.rows, shape.cols};
+  CpuCompute compute(0, activations);
+  std::vector<std::unique_ptr<PreparedWeights>> copies;
+  const WeightView w =
+      view_of(weights, shape.type, shape.rows, shape.cols, compute, prepared, copies);
   std::vector<float> x(std::size_t(tokens * shape.cols));
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
   for (float& v : x) v = normal(rng);
   std::vector<float> y(std::size_t(tokens * shape.rows));
-  CpuCompute compute(0, activations);
   for (auto _ : state) {
     if (from_dram) {
       state.PauseTiming();
@@ -90,7 +107,8 @@ void matmul(benchmark::State& state, Shape shape, std::int64_t tokens,
 // The matmuls of one decode step through every layer of the model (30 layers), as one figure.
 // With `shared_input`, q, k and v, and gate and up, go as one matmul_shared_input call each, as
 // the model runs them; without, every matrix is its own matmul call.
-void decode_layers(benchmark::State& state, MatmulActivations activations, bool shared_input) {
+void decode_layers(benchmark::State& state, MatmulActivations activations, bool shared_input,
+                   bool prepared) {
   constexpr int kLayers = 30;
   struct Matrix {
     std::vector<std::byte> bytes;
@@ -108,11 +126,14 @@ void decode_layers(benchmark::State& state, MatmulActivations activations, bool 
       matrices.push_back(std::move(m));
     }
   }
-  for (Matrix& m : matrices) m.view.data = m.bytes.data();
+  CpuCompute compute(0, activations);
+  std::vector<std::unique_ptr<PreparedWeights>> copies;
+  for (Matrix& m : matrices) {
+    m.view = view_of(m.bytes, m.view.type, m.view.rows, m.view.cols, compute, prepared, copies);
+  }
   std::vector<float> x(1536, 0.5f), y(2 * 1536);
   // Runs of matrices that share an input: [first, last) of a layer's 7.
   const int runs[][2] = {{0, 3}, {3, 4}, {4, 6}, {6, 7}};
-  CpuCompute compute(0, activations);
   std::vector<MatmulOutput> outputs;
   for (auto _ : state) {
     for (int l = 0; l < kLayers; ++l) {
@@ -145,24 +166,34 @@ void register_all() {
         if (tokens > 1 && s.rows > 4096) continue;  // prefill only needs the last token's logits
         const std::string name =
             std::string(tokens == 1 ? "decode/" : "prefill/") + s.name + "/" + kActivationNames[a];
-        benchmark::RegisterBenchmark(name.c_str(), matmul, s, tokens, activations, false)
-            ->Unit(benchmark::kMicrosecond)
-            ->UseRealTime();
-        if (tokens == 1) {
-          benchmark::RegisterBenchmark((name + "/from_dram").c_str(), matmul, s, tokens,
-                                       activations, true)
-              ->MinTime(0.02)  // of timed time: the eviction between calls takes longer
+        for (const bool prepared : {false, true}) {
+          if (prepared && (tokens > 1 || activations == MatmulActivations::f32)) continue;
+          const std::string case_name = name + (prepared ? "/row_groups" : "");
+          benchmark::RegisterBenchmark(case_name.c_str(), matmul, s, tokens, activations, false,
+                                       prepared)
               ->Unit(benchmark::kMicrosecond)
               ->UseRealTime();
+          if (tokens == 1) {
+            benchmark::RegisterBenchmark((case_name + "/from_dram").c_str(), matmul, s, tokens,
+                                         activations, true, prepared)
+                ->MinTime(0.02)  // of timed time: the eviction between calls takes longer
+                ->Unit(benchmark::kMicrosecond)
+                ->UseRealTime();
+          }
         }
       }
     }
     for (const bool shared_input : {false, true}) {
-      const std::string name = std::string("decode/all_layers") +
-                               (shared_input ? "_shared_input/" : "/") + kActivationNames[a];
-      benchmark::RegisterBenchmark(name.c_str(), decode_layers, activations, shared_input)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
+      for (const bool prepared : {false, true}) {
+        if (prepared && activations == MatmulActivations::f32) continue;
+        const std::string name = std::string("decode/all_layers") +
+                                 (shared_input ? "_shared_input/" : "/") + kActivationNames[a] +
+                                 (prepared ? "/row_groups" : "");
+        benchmark::RegisterBenchmark(name.c_str(), decode_layers, activations, shared_input,
+                                     prepared)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
     }
   }
 }

@@ -1,9 +1,9 @@
 #pragma once
 
-#include <hwy/aligned_allocator.h>
-
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 
 #include "cocktail/compute.hpp"
 #include "compute/matmul_kernels.hpp"
@@ -43,7 +43,10 @@ class RowGroupWeights final : public PreparedWeights {
   TensorType type_;
   std::int64_t rows_, cols_;
   const std::byte* source_;
-  hwy::AlignedFreeUniquePtr<std::uint8_t[]> bytes_;
+  struct Free {
+    void operator()(std::uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<std::uint8_t[], Free> bytes_;
 };
 
 // Whether this CPU runs row_group_gemv for `type` with activations of `activation_bits`: where
