@@ -592,10 +592,11 @@ TEST(Matmul, SharedInputEqualsSeparateCalls) {
 // The GEMV over row-group copies, called directly on whole groups and on a last group of 13
 // rows (45 = 2·16 + 13), for every token count it serves, on short rows and rows of 70 blocks.
 TEST(Matmul, RowGroupGemvIsExactOnQuantizedActivations) {
-  if (!row_groups_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no row-group GEMV on this CPU";
+  if (!integer_gemv_supported(TensorType::q4_1, 16))
+    GTEST_SKIP() << "no row-group GEMV on this CPU";
   for (int bits : {8, 16}) {
     for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
-      if (!row_groups_supported(t, bits)) continue;
+      if (!integer_gemv_supported(t, bits)) continue;
       for (const std::int64_t cols : {std::int64_t(96), std::int64_t(2240)}) {
         for (std::int64_t n = 1; n <= kGemvMaxTokens; ++n) {
           const Problem p(t, 45, cols, n, 500 + unsigned(t) + unsigned(cols) + unsigned(n));
@@ -611,15 +612,14 @@ TEST(Matmul, RowGroupGemvIsExactOnQuantizedActivations) {
       }
     }
   }
-  EXPECT_FALSE(row_groups_supported(TensorType::q8_0, 8));
-  EXPECT_FALSE(row_groups_supported(TensorType::q4_k, 16));
 }
 
 // CpuCompute::prepare copies exactly the matrices the row-group GEMV takes, and a prepared view
 // gives the reference products for decode and prefill token counts, alone and in a batch whose
 // split between the threads falls inside an output's group.
 TEST(Matmul, PreparedWeightsGiveTheReferenceProducts) {
-  if (!row_groups_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no row-group GEMV on this CPU";
+  if (!integer_gemv_supported(TensorType::q4_1, 16))
+    GTEST_SKIP() << "no row-group GEMV on this CPU";
   const CpuCompute compute(2, MatmulActivations::int16);
   for (TensorType t : kAllTypes) {
     const Problem p(t, 40, cols_for(t), 1, 7);
@@ -663,7 +663,8 @@ TEST(Matmul, PreparedWeightsGiveTheReferenceProducts) {
 
 // A prepared copy goes only to the Compute that made it, with the weights it was made of.
 TEST(Matmul, RefusesAPreparedCopyOfOtherWeightsOrAnotherCompute) {
-  if (!row_groups_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no row-group GEMV on this CPU";
+  if (!integer_gemv_supported(TensorType::q4_1, 16))
+    GTEST_SKIP() << "no row-group GEMV on this CPU";
   CpuCompute maker(2, MatmulActivations::int16), other(2, MatmulActivations::int16);
   Problem p(TensorType::q4_1, 32, 64, 1, 12);
   const std::unique_ptr<PreparedWeights> copy = maker.prepare(p.w);
@@ -684,6 +685,10 @@ TEST(Matmul, IntegerGemvRefusesActivationsWithoutBytePlanes) {
   quantize_activations(p.x.data(), 0, 1, xq);
   std::vector<float> y(std::size_t(p.rows));
   expect_error([&] { int_gemv_rows(p.w, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");
+  const RowGroupWeights groups(p.w, nullptr);
+  expect_error([&] { row_group_gemv(groups, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");
+  expect_error([&] { RowGroupWeights(Problem(TensorType::q4_k, 8, 256, 1, 9).w, nullptr); },
+               "not q4_k");
 }
 
 TEST(Matmul, SharedInputErrorsNameTheOutput) {

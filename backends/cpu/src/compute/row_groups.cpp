@@ -45,18 +45,26 @@ std::int32_t dword_at(const void* p) {
   return v;
 }
 
+// Vector v of a Q4 block's codes: its low nibbles (elements 4v..4v+3 of each row) and its high
+// ones (16+4v..19+4v).
+HWY_INLINE void q4_codes(const std::uint8_t* codes, int v, __m512i& low, __m512i& high) {
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const __m512i bytes = _mm512_loadu_si512(codes + 64 * v);
+  low = _mm512_and_si512(bytes, nibble);
+  high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
+}
+
 // Σ code·q of one Q4 block for each of the group's 16 rows, q being the block's activations.
 template <int Bits>
 HWY_INLINE __m512i q4_block_dot(const std::uint8_t* codes, const std::uint8_t* x) {
-  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const auto lane = [](const std::uint8_t* p) { return _mm512_set1_epi32(dword_at(p)); };
+  __m512i low, high;
   if constexpr (Bits == 8) {
     __m512i low_sum = _mm512_setzero_si512(), high_sum = _mm512_setzero_si512();
     for (int v = 0; v < 4; ++v) {
-      const __m512i bytes = _mm512_loadu_si512(codes + 64 * v);
-      const __m512i low = _mm512_and_si512(bytes, nibble);
-      const __m512i high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
-      low_sum = _mm512_dpbusd_epi32(low_sum, low, _mm512_set1_epi32(dword_at(x + 4 * v)));
-      high_sum = _mm512_dpbusd_epi32(high_sum, high, _mm512_set1_epi32(dword_at(x + 16 + 4 * v)));
+      q4_codes(codes, v, low, high);
+      low_sum = _mm512_dpbusd_epi32(low_sum, low, lane(x + 4 * v));
+      high_sum = _mm512_dpbusd_epi32(high_sum, high, lane(x + 16 + 4 * v));
     }
     return _mm512_add_epi32(low_sum, high_sum);
   } else {
@@ -67,13 +75,11 @@ HWY_INLINE __m512i q4_block_dot(const std::uint8_t* codes, const std::uint8_t* x
     const std::uint8_t* l = x + kBlock;
     __m512i h0 = _mm512_setzero_si512(), h1 = h0, l0 = h0, l1 = h0;
     for (int v = 0; v < 4; ++v) {
-      const __m512i bytes = _mm512_loadu_si512(codes + 64 * v);
-      const __m512i low = _mm512_and_si512(bytes, nibble);
-      const __m512i high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
-      h0 = _mm512_dpbusd_epi32(h0, low, _mm512_set1_epi32(dword_at(h + 4 * v)));
-      h1 = _mm512_dpbusd_epi32(h1, high, _mm512_set1_epi32(dword_at(h + 16 + 4 * v)));
-      l0 = _mm512_dpbusd_epi32(l0, _mm512_set1_epi32(dword_at(l + 4 * v)), low);
-      l1 = _mm512_dpbusd_epi32(l1, _mm512_set1_epi32(dword_at(l + 16 + 4 * v)), high);
+      q4_codes(codes, v, low, high);
+      h0 = _mm512_dpbusd_epi32(h0, low, lane(h + 4 * v));
+      h1 = _mm512_dpbusd_epi32(h1, high, lane(h + 16 + 4 * v));
+      l0 = _mm512_dpbusd_epi32(l0, lane(l + 4 * v), low);
+      l1 = _mm512_dpbusd_epi32(l1, lane(l + 16 + 4 * v), high);
     }
     return _mm512_add_epi32(_mm512_slli_epi32(_mm512_add_epi32(h0, h1), 8),
                             _mm512_add_epi32(l0, l1));
@@ -162,33 +168,25 @@ HWY_POP_ATTRIBUTES
 
 #endif  // HWY_TARGET == HWY_AVX3_DL
 
-bool RowGroupsSupported(TensorType type, int activation_bits) {
-  if (HWY_TARGET != HWY_AVX3_DL) return false;
-  if (type == TensorType::q4_0 || type == TensorType::q4_1) {
-    return activation_bits == 8 || activation_bits == 16;
-  }
-  return type == TensorType::q8_0 && activation_bits == 16;
-}
-
+// Only the AVX3_DL target runs; row_group_gemv checks the type and bits before dispatching.
 void RowGroupGemv(const RowGroupWeights& w, const QuantizedActivations& xq,
                   [[maybe_unused]] std::int64_t n, [[maybe_unused]] float* y,
                   [[maybe_unused]] std::int64_t row_begin, [[maybe_unused]] std::int64_t row_end) {
 #if HWY_TARGET == HWY_AVX3_DL
-  if (RowGroupsSupported(w.type(), xq.bits)) {
-    switch (w.type()) {
-      case TensorType::q4_0:
-        return xq.bits == 8 ? groups_of<TensorType::q4_0, 8>(w, xq, n, y, row_begin, row_end)
-                            : groups_of<TensorType::q4_0, 16>(w, xq, n, y, row_begin, row_end);
-      case TensorType::q4_1:
-        return xq.bits == 8 ? groups_of<TensorType::q4_1, 8>(w, xq, n, y, row_begin, row_end)
-                            : groups_of<TensorType::q4_1, 16>(w, xq, n, y, row_begin, row_end);
-      default:
-        return groups_of<TensorType::q8_0, 16>(w, xq, n, y, row_begin, row_end);
-    }
+  switch (w.type()) {
+    case TensorType::q4_0:
+      return xq.bits == 8 ? groups_of<TensorType::q4_0, 8>(w, xq, n, y, row_begin, row_end)
+                          : groups_of<TensorType::q4_0, 16>(w, xq, n, y, row_begin, row_end);
+    case TensorType::q4_1:
+      return xq.bits == 8 ? groups_of<TensorType::q4_1, 8>(w, xq, n, y, row_begin, row_end)
+                          : groups_of<TensorType::q4_1, 16>(w, xq, n, y, row_begin, row_end);
+    default:
+      return groups_of<TensorType::q8_0, 16>(w, xq, n, y, row_begin, row_end);
   }
-#endif
+#else
   throw Error("matmul: no row-group GEMV for " + std::string(info(w.type()).name) +
               " weights with " + std::to_string(xq.bits) + "-bit activations on this CPU");
+#endif
 }
 
 }  // namespace HWY_NAMESPACE
@@ -198,7 +196,6 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace cocktail::cpu {
 
-HWY_EXPORT(RowGroupsSupported);
 HWY_EXPORT(RowGroupGemv);
 
 namespace {
@@ -292,12 +289,17 @@ const std::uint8_t* RowGroupWeights::group(std::int64_t g) const {
   return bytes_.get() + std::size_t(g * (cols_ / kElementsPerBlock)) * block_bytes();
 }
 
-bool row_groups_supported(TensorType type, int activation_bits) {
-  return HWY_DYNAMIC_DISPATCH(RowGroupsSupported)(type, activation_bits);
-}
-
 void row_group_gemv(const RowGroupWeights& w, const QuantizedActivations& xq, std::int64_t n,
                     float* y, std::int64_t row_begin, std::int64_t row_end) {
+  if (!integer_gemv_supported(w.type(), xq.bits)) {
+    throw Error("matmul: no row-group GEMV for " + std::string(info(w.type()).name) +
+                " weights with " + std::to_string(xq.bits) + "-bit activations on this CPU");
+  }
+  if (w.type() != TensorType::q8_0 && xq.bits == 16 && xq.byte_planes.size() != 2 * xq.q16.size()) {
+    throw Error(
+        "matmul: the row-group GEMV needs the byte planes of 16-bit activations "
+        "(split_byte_planes)");
+  }
   HWY_DYNAMIC_DISPATCH(RowGroupGemv)(w, xq, n, y, row_begin, row_end);
 }
 

@@ -49,12 +49,10 @@ class RowGroupWeights final : public PreparedWeights {
   std::unique_ptr<std::uint8_t[], Free> bytes_;
 };
 
-// Whether this CPU runs row_group_gemv for `type` with activations of `activation_bits`: where
-// the integer GEMV takes them (integer_gemv_supported) and the type is Q4_0, Q4_1 or Q8_0.
-bool row_groups_supported(TensorType type, int activation_bits);
-
 // int_gemv_rows over the copy: rows [row_begin, row_end), row_begin a multiple of
-// kRowGroupRows and row_end one or w.rows().
+// kRowGroupRows and row_end one or w.rows(). It runs wherever int_gemv_rows does
+// (integer_gemv_supported, every type of which a RowGroupWeights holds) and throws Error
+// elsewhere, or when 16-bit activations lack their byte planes.
 void row_group_gemv(const RowGroupWeights& w, const QuantizedActivations& xq, std::int64_t n,
                     float* y, std::int64_t row_begin, std::int64_t row_end);
 
