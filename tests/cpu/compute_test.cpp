@@ -448,9 +448,9 @@ TEST(Matmul, IntegerGemmIsExactOnQuantizedActivations) {
   }
 }
 
-// The integer GEMV (decode with rounded activations), called directly on row ranges that do
-// not start or end on a 4-row group (one range of 2 rows inside a tile), for every token count it
-// serves, on short rows and rows of 70 blocks.
+// The integer GEMV (decode with rounded activations) and its row-group form, called directly on
+// row ranges that do not start or end on a 4-row group (one range of 2 rows inside a tile), for
+// every token count it serves, on short rows and rows of 70 blocks.
 TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
   if (!integer_gemv_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no integer GEMV on this CPU";
   for (int bits : {8, 16}) {
@@ -467,6 +467,12 @@ TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
           int_gemv_rows(p.w, xq, n, y.data(), 19, 21);
           int_gemv_rows(p.w, xq, n, y.data(), 21, p.rows);
           expect_exact_on_quantized_activations(p, xq, y, "gemv");
+          // The same over the row-group copy: whole groups, then a last one of 13 rows.
+          const RowGroupWeights groups(p.w, nullptr);
+          std::fill(y.begin(), y.end(), NAN);
+          row_group_gemv(groups, xq, n, y.data(), 0, 16);
+          row_group_gemv(groups, xq, n, y.data(), 16, p.rows);
+          expect_exact_on_quantized_activations(p, xq, y, "row groups");
         }
       }
     }
@@ -583,31 +589,6 @@ TEST(Matmul, SharedInputEqualsSeparateCalls) {
         for (std::size_t i = 0; i < problems.size(); ++i) {
           EXPECT_EQ(batched[i], separate[i]) << "output " << i << " " << to_string(types[i])
                                              << " n=" << n << " mode " << int(mode);
-        }
-      }
-    }
-  }
-}
-
-// The GEMV over row-group copies, called directly on whole groups and on a last group of 13
-// rows (45 = 2·16 + 13), for every token count it serves, on short rows and rows of 70 blocks.
-TEST(Matmul, RowGroupGemvIsExactOnQuantizedActivations) {
-  if (!integer_gemv_supported(TensorType::q4_1, 16))
-    GTEST_SKIP() << "no row-group GEMV on this CPU";
-  for (int bits : {8, 16}) {
-    for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
-      if (!integer_gemv_supported(t, bits)) continue;
-      for (const std::int64_t cols : {std::int64_t(96), std::int64_t(2240)}) {
-        for (std::int64_t n = 1; n <= kGemvMaxTokens; ++n) {
-          const Problem p(t, 45, cols, n, 500 + unsigned(t) + unsigned(cols) + unsigned(n));
-          const RowGroupWeights groups(p.w, nullptr);
-          QuantizedActivations xq(bits, p.n, p.cols);
-          quantize_activations(p.x.data(), 0, p.n, xq);
-          if (bits == 16) split_byte_planes(xq);
-          std::vector<float> y(std::size_t(p.n * p.rows), NAN);
-          row_group_gemv(groups, xq, n, y.data(), 0, 16);
-          row_group_gemv(groups, xq, n, y.data(), 16, p.rows);
-          expect_exact_on_quantized_activations(p, xq, y, "row groups");
         }
       }
     }
