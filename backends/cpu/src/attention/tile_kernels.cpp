@@ -129,7 +129,11 @@ struct Scratch {
   std::vector<float> scores;   // [B][T] scores, then probabilities
   std::vector<float> weights;  // [B][value groups][T] per-token value weights
   std::vector<float> qm;       // [B][D] query folded with key scales
-  std::vector<float> extra;    // [B][groups] bias, query sums or zero sums
+  std::vector<float> extra;    // [B][groups] key bias or query sums
+  // Per head and value group, Σ_t p_t·z_t lane by lane, rescaled with o and added to it once
+  // per batch (run_batch) instead of reduced across lanes every tile.
+  std::vector<float> zero_lanes;  // [B][value groups][kLanes]
+  int value_groups = 1;
   float factor[8] = {};
   // Per head, the running sum of exp(score - m) kept lane by lane, so that a tile adds it
   // without a reduction across lanes; run_batch reduces it once.
@@ -466,6 +470,11 @@ void softmax_update(int T, int valid, float* m, Scratch& s) {
       // 0 on the first tile (m = -inf).
       s.factor[h] = m_new == m[h] ? 1.0f : std::exp(m[h] - m_new);
       m[h] = m_new;
+      float* zero = &s.zero_lanes[std::size_t(h * s.value_groups) * kLanes];
+      for (int g = 0; g < s.value_groups; ++g) {
+        const VF z = hn::LoadU(df, zero + g * kLanes);
+        hn::StoreU(hn::Mul(z, hn::Set(df, s.factor[h])), df, zero + g * kLanes);
+      }
     }
   } else {
     for (int h = 0; h < B; ++h) s.factor[h] = 1.0f;
@@ -496,8 +505,9 @@ void softmax_update(int T, int valid, float* m, Scratch& s) {
 // ---- values: o_h = o_h · factor_h + Σ_t p_ht v_t ----
 
 // Value constants of one tile. Per-token groups: weights[h][g][t] = p_ht · s_gt (times
-// row_unscale[t % 16] for the float lane dot) and zero_sums[h][g] = Σ_t p_ht · z_gt. Per-channel
-// (or FP16): the probabilities themselves, and their sum for the zero term.
+// row_unscale[t % 16] for the float lane dot), and Σ_t p_ht · z_gt added to s.zero_lanes.
+// Per-channel: the probabilities themselves, and their sum for the zero term. FP16: the
+// probabilities.
 struct ValueTerms {
   const float* weights = nullptr;
   int groups = 1;
@@ -515,32 +525,40 @@ ValueTerms value_terms(const std::uint16_t* scales, const std::uint16_t* zeros, 
   ValueTerms v;
   if (P == Precision::fp16 || axis == QuantAxis::per_channel) {
     v.weights = s.scores.data();
-    if (P != Precision::fp16) {
+    if constexpr (P != Precision::fp16) {
       v.channel_scales = scales;
-      v.channel_zeros = has_zero ? zeros : nullptr;
-    }
-    for (int h = 0; h < B; ++h) {
-      for (int t = 0; t < valid; ++t) v.p_sum[h] += s.scores[std::size_t(h * T + t)];
+      if constexpr (has_zero) {
+        v.channel_zeros = zeros;
+        for (int h = 0; h < B; ++h) {
+          for (int t = 0; t < valid; ++t) v.p_sum[h] += s.scores[std::size_t(h * T + t)];
+        }
+      }
     }
     return v;
   }
+  // Each token's scale (and zero) is widened once and serves every head of the batch.
   v.groups = (D + group_size - 1) / group_size;
   v.weights = s.weights.data();
-  for (int h = 0; h < B; ++h) {
-    const float* p = &s.scores[std::size_t(h * T)];
-    for (int g = 0; g < v.groups; ++g) {
-      float* w = &s.weights[std::size_t(h * v.groups + g) * std::size_t(T)];
-      const std::size_t row = std::size_t(g) * std::size_t(T);
-      VF zero_sum = hn::Zero(df);
-      for (int t = 0; t < T; t += int(kLanes)) {
-        const VF pv = hn::LoadU(df, p + t);
-        VF weight = hn::Mul(pv, load_halves(scales + row + std::size_t(t)));
-        if (row_unscale) weight = hn::Mul(weight, hn::LoadU(df, row_unscale + t % kLaneColumns));
-        hn::StoreU(weight, df, w + t);
-        if constexpr (has_zero)
-          zero_sum = hn::MulAdd(pv, load_halves(zeros + row + std::size_t(t)), zero_sum);
+  for (int g = 0; g < v.groups; ++g) {
+    const std::size_t row = std::size_t(g) * std::size_t(T);
+    VF zero_sum[B];
+    for (VF& z : zero_sum) z = hn::Zero(df);
+    for (int t = 0; t < T; t += int(kLanes)) {
+      VF scale = load_halves(scales + row + std::size_t(t));
+      if (row_unscale) scale = hn::Mul(scale, hn::LoadU(df, row_unscale + t % kLaneColumns));
+      const VF zero = has_zero ? load_halves(zeros + row + std::size_t(t)) : hn::Zero(df);
+      for (int h = 0; h < B; ++h) {
+        const VF pv = hn::LoadU(df, &s.scores[std::size_t(h * T + t)]);
+        hn::StoreU(hn::Mul(pv, scale), df,
+                   &s.weights[std::size_t(h * v.groups + g) * std::size_t(T) + std::size_t(t)]);
+        if constexpr (has_zero) zero_sum[h] = hn::MulAdd(pv, zero, zero_sum[h]);
       }
-      s.extra[std::size_t(h * v.groups + g)] = hn::GetLane(hn::SumOfLanes(df, zero_sum));
+    }
+    if constexpr (has_zero) {
+      for (int h = 0; h < B; ++h) {
+        float* lanes = &s.zero_lanes[std::size_t(h * s.value_groups + g) * kLanes];
+        hn::StoreU(hn::Add(hn::LoadU(df, lanes), zero_sum[h]), df, lanes);
+      }
     }
   }
   return v;
@@ -554,7 +572,6 @@ void value_pass(const std::uint8_t* codes, const ValueTerms& v, int group_size, 
   const DF df;
   constexpr int vecs = int(span / kLanes);
   constexpr int blocks = span / kBlock;
-  constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
   for (int db = 0; db < D; db += span) {
     int group[blocks];
     for (int j = 0; j < blocks; ++j) group[j] = v.groups > 1 ? (db + j * kBlock) / group_size : 0;
@@ -585,9 +602,6 @@ void value_pass(const std::uint8_t* codes, const ValueTerms& v, int group_size, 
           if (v.channel_zeros) {
             value = hn::MulAdd(load_halves(v.channel_zeros + d), hn::Set(df, v.p_sum[h]), value);
           }
-        } else if constexpr (has_zero) {
-          const int g = group[i / kVecs];
-          value = hn::Add(value, hn::Set(df, s.extra[std::size_t(h * v.groups + g)]));
         }
         float* out = o + std::size_t(h * D) + d;
         hn::StoreU(hn::MulAdd(hn::LoadU(df, out), factor, value), df, out);
@@ -631,11 +645,10 @@ void lane_values(const TileFormat& f, const std::uint8_t* values, int valid, flo
       float_lane_dot<P, B>(values + std::size_t(cb / kLaneColumns * units) * kLaneUnitBytes, units,
                            w, acc);
       for (int h = 0; h < B; ++h) {
-        const VF zero_sum = hn::Set(df, s.extra[std::size_t(h * v.groups + g)]);
         const VF factor = hn::Set(df, s.factor[h]);
         for (int i = 0; i < kLaneVecs; ++i) {
           float* out = o + std::size_t(h * D + cb) + i * kLanes;
-          hn::StoreU(hn::MulAdd(hn::LoadU(df, out), factor, hn::Add(acc[h][i], zero_sum)), df, out);
+          hn::StoreU(hn::MulAdd(hn::LoadU(df, out), factor, acc[h][i]), df, out);
         }
       }
     }
@@ -734,9 +747,18 @@ void run_batch(const RangeTask& task, int h0, Scratch& s) {
     hn::Store(hn::Zero(df), df, s.lane_sums[h]);
     s.lane_sums[h][0] = task.l[h0 + h];
   }
+  std::fill(s.zero_lanes.begin(), s.zero_lanes.end(), 0.0f);
   tiles_of_batch<B>(task, h0, s);
+  const int D = task.head_dim;
+  const int G = task.tile_tokens;  // a value group is as wide as a tile is long
   for (int h = 0; h < B; ++h) {
     task.l[h0 + h] = hn::GetLane(hn::SumOfLanes(df, hn::Load(df, s.lane_sums[h])));
+    float* o = task.o + std::size_t((h0 + h) * D);
+    for (int g = 0; g < s.value_groups; ++g) {
+      const float zero_sum = hn::GetLane(hn::SumOfLanes(
+          df, hn::LoadU(df, &s.zero_lanes[std::size_t(h * s.value_groups + g) * kLanes])));
+      for (int d = g * G; d < std::min(D, (g + 1) * G); ++d) o[d] += zero_sum;
+    }
   }
 }
 
@@ -747,6 +769,8 @@ void AttendRange(const RangeTask& task) {
   Scratch s;
   s.scores.resize(std::size_t(batch_max * T));
   const int value_groups = std::max(1, (D + T - 1) / T);
+  s.value_groups = value_groups;
+  s.zero_lanes.resize(std::size_t(batch_max * value_groups) * kLanes);
   s.weights.resize(std::size_t(batch_max * T * value_groups));
   s.qm.resize(std::size_t(batch_max * D));
   s.extra.resize(std::size_t(batch_max * D));
