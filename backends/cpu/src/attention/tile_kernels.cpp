@@ -124,8 +124,52 @@ constexpr float span_unscale(int i) {
   }
 }
 
+// The bytes a task reads last (its FP16 tiles and tail), asked for a few cache lines at a time
+// while its quantized tiles are computed: those are bound by arithmetic, the FP16 ones by
+// memory, so in a decode step, where neither is in the cache, their costs overlap.
+class LatePrefetch {
+ public:
+  void add(const void* data, std::size_t bytes) {
+    if (bytes > 0 && n_ < int(ranges_.size())) {
+      ranges_[std::size_t(n_++)] = {static_cast<const std::uint8_t*>(data), bytes};
+    }
+  }
+  // Spreads the lines over the first half of `tiles` steps.
+  void pace_over(std::int64_t tiles) {
+    std::int64_t lines = 0;
+    for (int i = 0; i < n_; ++i)
+      lines += std::int64_t(round_up(ranges_[std::size_t(i)].bytes, kCacheLine) / kCacheLine);
+    const std::int64_t steps = std::max<std::int64_t>(tiles / 2, 1);
+    per_step_ = tiles > 0 ? int((lines + steps - 1) / steps) : 0;
+  }
+  void stop() { per_step_ = 0; }
+  void step() {
+    for (int k = 0; k < per_step_ && at_ < n_; ++k) {
+      const Range& r = ranges_[std::size_t(at_)];
+      hwy::Prefetch(r.data + offset_);
+      offset_ += kCacheLine;
+      if (offset_ >= r.bytes) {
+        ++at_;
+        offset_ = 0;
+      }
+    }
+  }
+
+ private:
+  struct Range {
+    const std::uint8_t* data;
+    std::size_t bytes;
+  };
+  std::array<Range, 3> ranges_{};  // FP16 segment tiles, tail keys, tail values
+  int n_ = 0;
+  int at_ = 0;
+  std::size_t offset_ = 0;
+  int per_step_ = 0;
+};
+
 // Per-task scratch, sized for the largest head batch.
 struct Scratch {
+  LatePrefetch late;
   std::vector<float> scores;   // [B][T] scores, then probabilities
   std::vector<float> weights;  // [B][value groups][T] per-token value weights
   std::vector<float> qm;       // [B][D] query folded with key scales
@@ -672,6 +716,7 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
       const std::uint8_t* ahead = tile + 2 * f.bytes;
       for (std::size_t b = 0; b < f.bytes; b += kCacheLine) hwy::Prefetch(ahead + b);
     }
+    s.late.step();
     const int valid = seg.tiles[i].valid;
     key_scores<P, B>(f, tile, q, s);
     softmax_update<B>(f.tokens, valid, task.m + h0, s);
@@ -706,37 +751,68 @@ void tail_tiles(std::int64_t first, std::int64_t last, const RangeTask& task, in
   }
 }
 
-// Every tile of the task, for the query heads h0 .. h0 + B.
+template <int B>
+void run_segment(const SegmentView& seg, std::int64_t first, std::int64_t last,
+                 const RangeTask& task, int h0, Scratch& s) {
+  switch (seg.format->precision) {
+    case Precision::fp16:
+      return segment_tiles<Precision::fp16, B>(seg, first, last, task, h0, s);
+    case Precision::int8:
+      return segment_tiles<Precision::int8, B>(seg, first, last, task, h0, s);
+    case Precision::nf4:
+      return segment_tiles<Precision::nf4, B>(seg, first, last, task, h0, s);
+    case Precision::int4:
+      return segment_tiles<Precision::int4, B>(seg, first, last, task, h0, s);
+    case Precision::int2:
+      return segment_tiles<Precision::int2, B>(seg, first, last, task, h0, s);
+  }
+}
+
+// Every tile of the task, for the query heads h0 .. h0 + B: the quantized segments first, with
+// the FP16 tiles and the tail prefetched behind them (LatePrefetch), then those. The online
+// softmax does not depend on the order.
 template <int B>
 void tiles_of_batch(const RangeTask& task, int h0, Scratch& s) {
-  std::int64_t base = 0;
-  for (const SegmentView& seg : task.head->segments) {
-    const std::int64_t first = std::max<std::int64_t>(task.begin - base, 0);
-    const std::int64_t last = std::min<std::int64_t>(task.end - base, seg.n_tiles);
-    if (first < last) {
-      switch (seg.format->precision) {
-        case Precision::fp16:
-          segment_tiles<Precision::fp16, B>(seg, first, last, task, h0, s);
-          break;
-        case Precision::int8:
-          segment_tiles<Precision::int8, B>(seg, first, last, task, h0, s);
-          break;
-        case Precision::nf4:
-          segment_tiles<Precision::nf4, B>(seg, first, last, task, h0, s);
-          break;
-        case Precision::int4:
-          segment_tiles<Precision::int4, B>(seg, first, last, task, h0, s);
-          break;
-        case Precision::int2:
-          segment_tiles<Precision::int2, B>(seg, first, last, task, h0, s);
-          break;
-      }
+  // Calls fn(segment, first, last) for the task's part of each FP16 (or each other) segment
+  // and returns the number of segment tiles.
+  auto for_parts = [&task](bool fp16, auto&& fn) {
+    std::int64_t base = 0;
+    for (const SegmentView& seg : task.head->segments) {
+      const std::int64_t first = std::max<std::int64_t>(task.begin - base, 0);
+      const std::int64_t last = std::min<std::int64_t>(task.end - base, seg.n_tiles);
+      base += seg.n_tiles;
+      if (first < last && (seg.format->precision == Precision::fp16) == fp16) fn(seg, first, last);
     }
-    base += seg.n_tiles;
+    return base;
+  };
+  s.late = LatePrefetch{};
+  const std::int64_t segment_tiles =
+      for_parts(true, [&s](const SegmentView& seg, std::int64_t first, std::int64_t last) {
+        s.late.add(seg.data + std::size_t(first) * seg.format->bytes,
+                   std::size_t(last - first) * seg.format->bytes);
+      });
+  const std::int64_t tail_first = std::max<std::int64_t>(task.begin - segment_tiles, 0);
+  const std::int64_t tail_last = task.end - segment_tiles;
+  if (tail_first < tail_last) {
+    const std::int64_t t0 = tail_first * task.tile_tokens;
+    const std::int64_t t1 = std::min(tail_last * task.tile_tokens, task.tail_visible);
+    const std::size_t offset = std::size_t(t0) * std::size_t(task.head_dim);
+    const std::size_t bytes = std::size_t(t1 - t0) * std::size_t(task.head_dim) * 2;
+    s.late.add(task.head->tail_keys + offset, bytes);
+    s.late.add(task.head->tail_values + offset, bytes);
   }
-  const std::int64_t first = std::max<std::int64_t>(task.begin - base, 0);
-  const std::int64_t last = task.end - base;
-  if (first < last) tail_tiles<B>(first, last, task, h0, s);
+  std::int64_t quantized_tiles = 0;
+  for_parts(false, [&](const SegmentView&, std::int64_t first, std::int64_t last) {
+    quantized_tiles += last - first;
+  });
+  s.late.pace_over(quantized_tiles);
+  auto run = [&](const SegmentView& seg, std::int64_t first, std::int64_t last) {
+    run_segment<B>(seg, first, last, task, h0, s);
+  };
+  for_parts(false, run);
+  s.late.stop();
+  for_parts(true, run);
+  if (tail_first < tail_last) tail_tiles<B>(tail_first, tail_last, task, h0, s);
 }
 
 // One head batch over the task's tiles: m and l in the task are read and updated.
