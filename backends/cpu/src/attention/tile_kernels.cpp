@@ -126,12 +126,18 @@ constexpr float span_unscale(int i) {
 
 // The bytes a task reads last (its FP16 tiles and tail), asked for a few cache lines at a time
 // while its quantized tiles are computed: those are bound by arithmetic, the FP16 ones by
-// memory, so in a decode step, where neither is in the cache, their costs overlap.
+// memory, so in a decode step, where neither is in the cache, their costs overlap. Only the
+// first kLatePrefetchBytes: lines asked for much earlier than that would leave the L2 before
+// they are read (the hardware prefetcher streams the rest once the walk reaches them).
+constexpr std::size_t kLatePrefetchBytes = 128 * 1024;
+
 class LatePrefetch {
  public:
   void add(const void* data, std::size_t bytes) {
+    bytes = std::min(bytes, kLatePrefetchBytes - total_);
     if (bytes > 0 && n_ < int(ranges_.size())) {
       ranges_[std::size_t(n_++)] = {static_cast<const std::uint8_t*>(data), bytes};
+      total_ += bytes;
     }
   }
   // Spreads the lines over the first half of `tiles` steps.
@@ -162,6 +168,7 @@ class LatePrefetch {
   };
   std::array<Range, 3> ranges_{};  // FP16 segment tiles, tail keys, tail values
   int n_ = 0;
+  std::size_t total_ = 0;
   int at_ = 0;
   std::size_t offset_ = 0;
   int per_step_ = 0;
