@@ -804,7 +804,8 @@ void tiles_of_batch(const RangeTask& task, int h0, Scratch& s) {
     const std::int64_t t0 = tail_first * task.tile_tokens;
     const std::int64_t t1 = std::min(tail_last * task.tile_tokens, task.tail_visible);
     const std::size_t offset = std::size_t(t0) * std::size_t(task.head_dim);
-    const std::size_t bytes = std::size_t(t1 - t0) * std::size_t(task.head_dim) * 2;
+    const std::size_t bytes =
+        std::size_t(t1 - t0) * std::size_t(task.head_dim) * sizeof(std::uint16_t);
     s.late.add(task.head->tail_keys + offset, bytes);
     s.late.add(task.head->tail_values + offset, bytes);
   }
