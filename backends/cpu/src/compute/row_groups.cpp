@@ -108,7 +108,7 @@ void group_rows(const RowGroupWeights& w, std::int64_t g, const QuantizedActivat
   constexpr bool q4 = T != TensorType::q8_0;
   constexpr std::size_t kCodeBytes = q4 ? 256 : 512;
   const std::size_t block_bytes = w.block_bytes();
-  const std::int64_t blocks = w.cols() / kBlock;
+  const std::int64_t blocks = w.blocks();
   const std::uint8_t* p = w.group(g);
   __m512 acc[N];
   for (__m512& a : acc) a = _mm512_setzero_ps();
@@ -200,8 +200,6 @@ HWY_EXPORT(RowGroupGemv);
 
 namespace {
 
-constexpr std::int64_t kElementsPerBlock = 32;
-
 // Bytes of one group's block: codes, scales and (Q4) offsets.
 std::size_t group_block_bytes(TensorType type) {
   return type == TensorType::q8_0 ? 512 + 32 : 256 + 64;
@@ -254,7 +252,7 @@ RowGroupWeights::RowGroupWeights(const WeightView& w, const void* owner)
     throw Error("row groups hold q4_0, q4_1 or q8_0 weights, not " + std::string(info(type_).name));
   }
   const std::int64_t groups = (rows_ + kRowGroupRows - 1) / kRowGroupRows;
-  const std::int64_t blocks = cols_ / kElementsPerBlock;
+  const std::int64_t blocks = this->blocks();
   const std::size_t bytes = std::size_t(groups * blocks) * block_bytes();
   bytes_.reset(allocate(bytes));
   std::memset(bytes_.get(), 0, bytes);  // the padding rows: codes, scales and offsets 0
@@ -281,12 +279,16 @@ bool RowGroupWeights::copies(const WeightView& w, const void* owner) const {
          w.data == source_;
 }
 
+std::int64_t RowGroupWeights::blocks() const {
+  return cols_ / info(type_).block_elements;
+}
+
 std::size_t RowGroupWeights::block_bytes() const {
   return group_block_bytes(type_);
 }
 
 const std::uint8_t* RowGroupWeights::group(std::int64_t g) const {
-  return bytes_.get() + std::size_t(g * (cols_ / kElementsPerBlock)) * block_bytes();
+  return bytes_.get() + std::size_t(g * blocks()) * block_bytes();
 }
 
 void row_group_gemv(const RowGroupWeights& w, const QuantizedActivations& xq, std::int64_t n,

@@ -33,7 +33,7 @@ class RowGroupWeights final : public PreparedWeights {
   bool copies(const WeightView& w, const void* owner) const;
   TensorType type() const { return type_; }
   std::int64_t rows() const { return rows_; }
-  std::int64_t cols() const { return cols_; }
+  std::int64_t blocks() const;  // blocks a row holds
   std::size_t block_bytes() const;
   // The first byte of group g.
   const std::uint8_t* group(std::int64_t g) const;
