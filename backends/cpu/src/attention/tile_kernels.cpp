@@ -481,41 +481,45 @@ HWY_INLINE VF exp_nonpositive(VF x) {
   const DF df;
   const hn::RebindToSigned<DF> di;
   const VF t = hn::Max(hn::Mul(x, hn::Set(df, 1.44269504f)), hn::Set(df, -126.0f));
-  const VF k = hn::Round(t);
-  const VF f = hn::Sub(t, k);
+  // Adding 1.5·2^23 rounds t to an integer k (to nearest even, as hn::Round) and leaves k in the
+  // low mantissa bits, so 2^k needs an integer add and a shift, not a conversion to integer.
+  const VF kRound = hn::Set(df, 12582912.0f);
+  const VF rounded = hn::Add(t, kRound);
+  const VF f = hn::Sub(t, hn::Sub(rounded, kRound));
   VF p = hn::Set(df, 0.00133908633f);
   p = hn::MulAdd(p, f, hn::Set(df, 0.00967603177f));
   p = hn::MulAdd(p, f, hn::Set(df, 0.0555035695f));
   p = hn::MulAdd(p, f, hn::Set(df, 0.240221068f));
   p = hn::MulAdd(p, f, hn::Set(df, 0.693147182f));
   p = hn::MulAdd(p, f, hn::Set(df, 1.00000012f));
-  const auto two_k = hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, k), hn::Set(di, 127)));
+  // The bits of `rounded` are 0x4B400000 + k, whose shift by 23 drops all but k.
+  const auto two_k = hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, rounded), hn::Set(di, 127)));
   return hn::Mul(p, hn::BitCast(df, two_k));
 }
 
 // The heads of a batch go through each step together, so that their independent chains
-// overlap and one branch serves them all.
-template <int B>
-void softmax_update(int T, int valid, float* m, Scratch& s) {
+// overlap and one branch serves them all. kT is the tile length when known at compile time (the
+// default 32-token tile: every loop unrolled, the row maxima kept in registers), else 0.
+template <int B, int kT>
+HWY_INLINE void softmax_step(int T, int valid, float* m, Scratch& s) {
   const DF df;
+  if constexpr (kT > 0) T = kT;
   const int n = T / int(kLanes);
+  float* scores = s.scores.data();
   if (valid < T) {
-    for (int h = 0; h < B; ++h) {
-      float* row = &s.scores[std::size_t(h * T)];
-      std::fill(row + valid, row + T, kMasked);
-    }
+    for (int h = 0; h < B; ++h) std::fill(scores + h * T + valid, scores + (h + 1) * T, kMasked);
   }
   VF vmax[B];
   for (int h = 0; h < B; ++h) {
-    vmax[h] = hn::LoadU(df, &s.scores[std::size_t(h * T)]);
+    vmax[h] = hn::LoadU(df, scores + h * T);
     for (int i = 1; i < n; ++i)
-      vmax[h] = hn::Max(vmax[h], hn::LoadU(df, &s.scores[std::size_t(h * T) + i * kLanes]));
+      vmax[h] = hn::Max(vmax[h], hn::LoadU(df, scores + h * T + i * kLanes));
   }
   // Most tiles after the first keep every head's running maximum: one compare a head shows
   // it, where finding a new maximum takes a reduction across lanes.
   auto raised = hn::Gt(vmax[0], hn::Set(df, m[0]));
   for (int h = 1; h < B; ++h) raised = hn::Or(raised, hn::Gt(vmax[h], hn::Set(df, m[h])));
-  if (!hn::AllFalse(df, raised)) {
+  if (HWY_UNLIKELY(!hn::AllFalse(df, raised))) {
     for (int h = 0; h < B; ++h) {
       const float m_new = std::max(m[h], hn::GetLane(hn::MaxOfLanes(df, vmax[h])));
       // 0 on the first tile (m = -inf).
@@ -530,16 +534,14 @@ void softmax_update(int T, int valid, float* m, Scratch& s) {
   } else {
     for (int h = 0; h < B; ++h) s.factor[h] = 1.0f;
   }
-  VF shift[B], vsum[B];
+  VF vsum[B];
   for (int h = 0; h < B; ++h) {
-    shift[h] = hn::Set(df, m[h]);
+    const VF shift = hn::Set(df, m[h]);
     vsum[h] = hn::Zero(df);
-  }
-  for (int i = 0; i < n; ++i) {
-    const int t = i * int(kLanes);
-    for (int h = 0; h < B; ++h) {
-      float* at = &s.scores[std::size_t(h * T + t)];
-      VF p = exp_nonpositive(hn::Sub(hn::LoadU(df, at), shift[h]));
+    for (int i = 0; i < n; ++i) {
+      const int t = i * int(kLanes);
+      float* at = scores + h * T + t;
+      VF p = exp_nonpositive(hn::Sub(hn::LoadU(df, at), shift));
       // Padding must weigh exactly nothing.
       if (t + int(kLanes) > valid)
         p = hn::IfThenElseZero(hn::FirstN(df, std::size_t(std::max(valid - t, 0))), p);
@@ -551,6 +553,12 @@ void softmax_update(int T, int valid, float* m, Scratch& s) {
     float* l = s.lane_sums[h];
     hn::Store(hn::MulAdd(hn::Load(df, l), hn::Set(df, s.factor[h]), vsum[h]), df, l);
   }
+}
+
+template <int B>
+HWY_INLINE void softmax_update(int T, int valid, float* m, Scratch& s) {
+  if (T == kBlock) return softmax_step<B, kBlock>(T, valid, m, s);
+  softmax_step<B, 0>(T, valid, m, s);
 }
 
 // ---- values: o_h = o_h · factor_h + Σ_t p_ht v_t ----
@@ -709,6 +717,17 @@ void lane_values(const TileFormat& f, const std::uint8_t* values, int valid, flo
 // ---- drivers ----
 
 template <Precision P, int B>
+void tile_values(const TileFormat& f, const std::uint8_t* tile, int valid, float* o, Scratch& s) {
+  const std::uint8_t* values = tile + f.value_offset;
+  if constexpr (P == Precision::int4 || P == Precision::int2) {
+    if (f.value.packing == CodePacking::lanes) return lane_values<P, B>(f, values, valid, o, s);
+  }
+  accumulate_values<P, B>(as_halves(values + f.value.scales_offset),
+                          as_halves(values + f.value.zeros_offset), f.value_spec.axis,
+                          f.value_spec.group_size, values, f.tokens, valid, f.head_dim, o, s);
+}
+
+template <Precision P, int B>
 void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last,
                    const RangeTask& task, int h0, Scratch& s) {
   const TileFormat& f = *seg.format;
@@ -724,19 +743,9 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
       for (std::size_t b = 0; b < f.bytes; b += kCacheLine) hwy::Prefetch(ahead + b);
     }
     s.late.step();
-    const int valid = seg.tiles[i].valid;
     key_scores<P, B>(f, tile, q, s);
-    softmax_update<B>(f.tokens, valid, task.m + h0, s);
-    const std::uint8_t* values = tile + f.value_offset;
-    if constexpr (P == Precision::int4 || P == Precision::int2) {
-      if (f.value.packing == CodePacking::lanes) {
-        lane_values<P, B>(f, values, valid, o, s);
-        continue;
-      }
-    }
-    accumulate_values<P, B>(as_halves(values + f.value.scales_offset),
-                            as_halves(values + f.value.zeros_offset), f.value_spec.axis,
-                            f.value_spec.group_size, values, f.tokens, valid, f.head_dim, o, s);
+    softmax_update<B>(f.tokens, seg.tiles[i].valid, task.m + h0, s);
+    tile_values<P, B>(f, tile, seg.tiles[i].valid, o, s);
   }
 }
 
