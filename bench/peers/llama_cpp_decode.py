@@ -19,10 +19,11 @@ types counted with their scales); kv_alloc_bytes is the same formula for the cel
 allocated, and kv_alloc_mib_llama is the size llama.cpp itself logs for its cache.
 
     bench/peers/llama_cpp_decode.py --context-tokens 512,4096,8192 --json out.json
-    bench/peers/llama_cpp_decode.py --context-tokens 4096 --ours ours.json
+    bench/peers/llama_cpp_decode.py --context-tokens 556,4140 --ours ours-512.json --ours ours-4096.json
 
---ours reads a JSON written by `cocktail bench decode --json` (see bench/peers/README.md for the
-fields) and prints ours / llama.cpp ratios side by side.
+--ours reads JSON written by `cocktail bench decode --json` (see bench/peers/README.md for the
+fields), each file matched to the context length equal to its prompt length, and prints
+ours / llama.cpp ratios side by side.
 """
 
 import argparse
@@ -347,25 +348,20 @@ def run_one(peer, log, ids, gen_tokens, kv, repeats, n_batch, n_ubatch):
     }
 
 
-def load_ours(path):
-    """Reads the minimal fields of `cocktail bench decode --json` (see README.md)."""
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    if isinstance(data, dict) and "runs" in data:
-        data = data["runs"]
-    if isinstance(data, dict):
-        data = [data]
+def load_ours(paths):
+    """Reads files of `cocktail bench decode --json` (see README.md): each one's FP16 and
+    configured results (those of its median round), keyed by the whole prompt's length."""
     out = {}
-    for run in data:
-        n = int(run["context_tokens"])
-        caches = {}
-        for cache in ("fp16", "configured"):
-            c = run.get(cache)
-            if c is None:
-                continue
-            caches[cache] = {"prefill_s": c.get("prefill_s"), "tpot_s": c.get("tpot_s"),
-                             "kv_bytes": c.get("kv_bytes")}
-        out[n] = caches
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        try:
+            n = int(data["configured"]["prompt_tokens"])
+            out[n] = {cache: {key: data[cache].get(key) for key in ("prefill_s", "tpot_s",
+                                                                     "kv_bytes")}
+                      for cache in ("fp16", "configured")}
+        except (KeyError, TypeError, ValueError) as e:
+            sys.exit("%s: not the JSON of `cocktail bench decode --json` (%s)" % (path, e))
     return out
 
 
@@ -398,8 +394,9 @@ def main():
     ap.add_argument("--n-batch", type=int, default=2048, help="llama.cpp n_batch (default 2048)")
     ap.add_argument("--n-ubatch", type=int, default=512, help="llama.cpp n_ubatch (default 512)")
     ap.add_argument("--json", metavar="OUT", help="write the results as JSON")
-    ap.add_argument("--ours", metavar="FILE", help="JSON from `cocktail bench decode --json` to "
-                                                   "compare with")
+    ap.add_argument("--ours", metavar="FILE", action="append",
+                    help="JSON from `cocktail bench decode --json` to compare with, matched by "
+                         "its prompt length (repeat for several lengths)")
     ap.add_argument("--ours-vs", default="q4_0",
                     help="llama.cpp KV type compared with our 'configured' cache (default q4_0)")
     ap.add_argument("--verbose", action="store_true", help="show llama.cpp's log")
@@ -537,7 +534,7 @@ def main():
                 print("%7d %-22s %12s %12s %12s" % (
                     n, "%s vs %s" % (cache, kv), fmt(row["prefill_ratio"], ".3f"),
                     fmt(row["tpot_ratio"], ".3f"), fmt(row["kv_bytes_ratio"], ".3f")))
-        out["ours_file"] = args.ours
+        out["ours_files"] = args.ours
         out["comparison"] = comparison
     save()
 
