@@ -740,9 +740,10 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
   const TileFormat& f = *seg.format;
   const float* q = task.q + std::size_t(h0 * task.head_dim);
   float* o = task.o + std::size_t(h0 * task.head_dim);
-  // Lane-packed keys fold the next tile's key constants right after this tile's key dots, so
-  // the folded query is long stored when the next dots broadcast it from memory: GQA 1, dim 128,
-  // all INT2, one thread, Zen 5: 19.8 against 20.5 µs.
+  // Lane-packed keys fold the next tile's key constants right after this tile's key dots, where
+  // they are independent work at the head of this tile's softmax chain: GQA 1, dim 128, all
+  // INT2, one thread, Zen 5: 20.4-20.9 against 21.2-21.8 µs (placed after the softmax step, the
+  // same early fold gains nothing).
   constexpr bool lane_capable = P == Precision::int4 || P == Precision::int2;
   const bool fold_ahead = lane_capable && f.key.packing == CodePacking::lanes;
   auto fold = [&](std::int64_t i) {
