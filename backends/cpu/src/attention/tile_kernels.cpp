@@ -767,12 +767,9 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
       if (fold_ahead) {
         lane_key_scores<P, B>(f, tile, s.fold(int(i % 2)), s);
         if (i + 1 < last) fold(i + 1);
-      } else {
-        key_scores<P, B>(f, tile, q, s);
       }
-    } else {
-      key_scores<P, B>(f, tile, q, s);
     }
+    if (!fold_ahead) key_scores<P, B>(f, tile, q, s);
     softmax_update<B>(f.tokens, seg.tiles[i].valid, task.m + h0, s);
     tile_values<P, B>(f, tile, seg.tiles[i].valid, o, s);
   }
