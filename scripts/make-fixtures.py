@@ -16,13 +16,18 @@ what llama.cpp computes to small JSON files that the C++ tests read:
                top-5 token ids and raw logits at positions spread over the prompt (the last one
                always included), and a greedy (temperature 0, argmax) continuation of 16 tokens
                with the top-5 logits at each generated step (it does not stop at <|im_end|>).
+  logits_f32.json  the same, with every tensor of the model dequantized to F32 (gguf-py)
+               before llama.cpp loads it. On the Q4_1 file llama.cpp rounds the activations of
+               its matmuls to 8 bits (Q8_1), which moves logits by up to 0.75 from the exact
+               forward of those weights; on the same weights in F32 it multiplies in float, so
+               this file tells an implementation's errors from llama.cpp's rounding.
 
-Both files also record the llama-cpp-python version, the model file name and its SHA-256.
+All files also record the llama-cpp-python version, the model file name and its SHA-256.
 Floats are rounded to 6 significant digits and the JSON layout is fixed, so running the script
 twice gives identical files.
 
 This is a developer tool; CI does not run it. It needs llama-cpp-python (which builds llama.cpp
-from source; bench/peers/README.md shows how to install it).
+from source; bench/peers/README.md shows how to install it) and gguf-py (pip install gguf).
 
     scripts/make-fixtures.py                 # writes tests/fixtures/smollm2/*.json
     scripts/make-fixtures.py --out /tmp/fx   # somewhere else
@@ -35,8 +40,10 @@ import math
 import os
 import pathlib
 import sys
+import tempfile
 
-from peer_tools import default_model, file_sha256, import_llama_cpp, require_model
+from peer_tools import (default_model, expand_to_f32, file_sha256, import_llama_cpp,
+                        require_model)
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
@@ -263,6 +270,59 @@ def record_prompt(np, llm, name, user, positions, k, gen_tokens, eog_ids):
     }
 
 
+N_CTX = 4096
+
+
+def open_model(llama_cpp, path, args):
+    return llama_cpp.Llama(model_path=path, n_ctx=N_CTX, n_batch=2048, n_ubatch=512,
+                           n_threads=args.threads, n_threads_batch=args.threads,
+                           logits_all=True, seed=args.seed, verbose=False)
+
+
+def record_logits(np, llm, eog_ids, prompts_in, extra, source, args):
+    """logits.json's content for one model file: every prompt's positions and greedy steps."""
+    prompts = []
+    for name, user in prompts_in:
+        rec = record_prompt(np, llm, name, user, args.positions, args.top_k, args.gen_tokens,
+                            eog_ids)
+        if rec["n_tokens"] + args.gen_tokens > N_CTX:
+            sys.exit("prompt %s does not fit n_ctx" % name)
+        prompts.append(rec)
+    logits = dict(source)
+    logits.update({
+        "settings": {
+            "n_ctx": N_CTX, "n_batch": 2048, "n_ubatch": 512, "n_threads": args.threads,
+            "type_k": "f16", "type_v": "f16", "flash_attn": False, "seed": args.seed,
+            "add_bos": False, "special": True,
+        },
+        "chat_template": "ChatML as in tokenizer.chat_template with the default system prompt, "
+                         "one user message, add_generation_prompt=true",
+        "long_context": {
+            "source": os.path.relpath(args.context_file, REPO)
+            if pathlib.Path(args.context_file).resolve().is_relative_to(REPO)
+            else os.path.basename(args.context_file),
+            "extra_paragraphs": extra,
+            "note": "the document, then its paragraphs again from the first, until the prompt "
+                    "has at least %d tokens" % args.long_min_tokens,
+        },
+        "note": "positions[].pos is a 0-based prompt position; its logits predict token pos+1. "
+                "top_logits are raw logits, logsumexp is over the whole vocabulary. greedy: "
+                "argmax (ties to the lower id) from the last prompt position, then one token at "
+                "a time through the KV cache; steps[i] holds the logits that chose ids[i]. "
+                "End-of-generation tokens do not stop it; first_eog_index is the first such "
+                "step or null.",
+        "prompts": prompts,
+    })
+    return logits
+
+
+def print_greedy(label, logits):
+    for p in logits["prompts"]:
+        margin = min(s["top_logits"][0] - s["top_logits"][1] for s in p["greedy"]["steps"])
+        print("%-8s %-13s %5d prompt tokens, smallest greedy margin %.3f, greedy: %r"
+              % (label, p["name"], p["n_tokens"], margin, p["greedy"]["text"]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -288,10 +348,7 @@ def main():
     require_model(args.model)
 
     digest = file_sha256(args.model)
-    n_ctx = 4096
-    llm = llama_cpp.Llama(model_path=args.model, n_ctx=n_ctx, n_batch=2048, n_ubatch=512,
-                          n_threads=args.threads, n_threads_batch=args.threads,
-                          logits_all=True, seed=args.seed, verbose=False)
+    llm = open_model(llama_cpp, args.model, args)
     meta = llm.metadata
     template = meta.get("tokenizer.chat_template", "")
     check_template(template, render_chatml(SHORT_PROMPTS[0][1]), SHORT_PROMPTS[0][1])
@@ -330,53 +387,33 @@ def main():
         "cases": cases,
     })
 
-    # logits.json
+    # logits.json: the model file as it is, so llama.cpp rounds activations to 8 bits.
     prompts_in = list(SHORT_PROMPTS)
     long_user, extra = long_user_message(llm, args.context_file, args.long_min_tokens)
     prompts_in.append(("long_context", long_user))
-    prompts = []
-    for name, user in prompts_in:
-        rec = record_prompt(np, llm, name, user, args.positions, args.top_k, args.gen_tokens,
-                            eog_ids)
-        if rec["n_tokens"] + args.gen_tokens > n_ctx:
-            sys.exit("prompt %s does not fit n_ctx" % name)
-        prompts.append(rec)
-    logits = dict(source)
-    logits.update({
-        "settings": {
-            "n_ctx": n_ctx, "n_batch": 2048, "n_ubatch": 512, "n_threads": args.threads,
-            "type_k": "f16", "type_v": "f16", "flash_attn": False, "seed": args.seed,
-            "add_bos": False, "special": True,
-        },
-        "chat_template": "ChatML as in tokenizer.chat_template with the default system prompt, "
-                         "one user message, add_generation_prompt=true",
-        "long_context": {
-            "source": os.path.relpath(args.context_file, REPO)
-            if pathlib.Path(args.context_file).resolve().is_relative_to(REPO)
-            else os.path.basename(args.context_file),
-            "extra_paragraphs": extra,
-            "note": "the document, then its paragraphs again from the first, until the prompt "
-                    "has at least %d tokens" % args.long_min_tokens,
-        },
-        "note": "positions[].pos is a 0-based prompt position; its logits predict token pos+1. "
-                "top_logits are raw logits, logsumexp is over the whole vocabulary. greedy: "
-                "argmax (ties to the lower id) from the last prompt position, then one token at "
-                "a time through the KV cache; steps[i] holds the logits that chose ids[i]. "
-                "End-of-generation tokens do not stop it; first_eog_index is the first such "
-                "step or null.",
-        "prompts": prompts,
-    })
+    logits = record_logits(np, llm, eog_ids, prompts_in, extra, source, args)
+    del llm
+
+    # logits_f32.json: the same weights dequantized to F32, so llama.cpp multiplies in float.
+    with tempfile.TemporaryDirectory() as tmp:
+        expanded = os.path.join(tmp, "f32.gguf")
+        gguf_version = expand_to_f32(args.model, expanded)
+        f32_source = dict(source)
+        f32_source["weights"] = ("every tensor of model_file dequantized to F32 by gguf-py %s "
+                                 "(scripts/peer_tools.py expand_to_f32) before llama.cpp loads "
+                                 "it" % gguf_version)
+        llm = open_model(llama_cpp, expanded, args)
+        logits_f32 = record_logits(np, llm, eog_ids, prompts_in, extra, f32_source, args)
+        del llm
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "tokens.json", tokens)
-    write_json(out / "logits.json", logits)
-    for f in ("tokens.json", "logits.json"):
-        print("wrote %s (%d bytes)" % (out / f, (out / f).stat().st_size))
-    for p in prompts:
-        margin = min(s["top_logits"][0] - s["top_logits"][1] for s in p["greedy"]["steps"])
-        print("%-13s %5d prompt tokens, smallest greedy margin %.3f, greedy: %r"
-              % (p["name"], p["n_tokens"], margin, p["greedy"]["text"]))
+    files = {"tokens.json": tokens, "logits.json": logits, "logits_f32.json": logits_f32}
+    for name, content in files.items():
+        write_json(out / name, content)
+        print("wrote %s (%d bytes)" % (out / name, (out / name).stat().st_size))
+    print_greedy("model", logits)
+    print_greedy("f32", logits_f32)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """What the developer scripts that read the model with other implementations share:
-scripts/make-fixtures.py and bench/peers/llama_cpp_decode.py (llama.cpp), and
-scripts/make-reference-logits.py (gguf-py and NumPy)."""
+scripts/make-fixtures.py (llama.cpp, and gguf-py to expand the weights to F32),
+bench/peers/llama_cpp_decode.py (llama.cpp) and scripts/make-reference-logits.py (gguf-py and
+NumPy)."""
 
 import hashlib
 import os
@@ -39,3 +40,34 @@ def import_llama_cpp():
                  "builds llama.cpp from source; virtual machines whose CPU reports AMX without "
                  "enabling it need the -mno-amx-* flags given there)" % e)
     return numpy, llama_cpp
+
+
+def expand_to_f32(src, dst):
+    """Writes a copy of the GGUF `src` to `dst` with every tensor dequantized to F32 by gguf-py:
+    the same weight values, which llama.cpp then multiplies in float instead of rounding the
+    activations to 8 bits as it does for quantized weights. Returns the gguf-py version."""
+    try:
+        import numpy
+        from gguf import GGUFReader, GGUFValueType, GGUFWriter
+        from gguf.quants import dequantize
+        from importlib.metadata import version
+    except ImportError as e:
+        sys.exit("%s\ninstall gguf-py first: python3 -m pip install numpy gguf" % e)
+    reader = GGUFReader(src)
+    writer = GGUFWriter(dst, arch=reader.fields["general.architecture"].contents())
+    for key, f in reader.fields.items():
+        # GGUF.* are the reader's view of the header; the writer adds the architecture itself.
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        value = 0 if key == "general.file_type" else f.contents()  # 0: all F32
+        sub_type = f.types[1] if f.types[0] == GGUFValueType.ARRAY else None
+        writer.add_key_value(key, value, f.types[0], sub_type=sub_type)
+    for t in reader.tensors:
+        shape = [int(x) for x in reversed(t.shape.tolist())]
+        values = dequantize(t.data, t.tensor_type).astype(numpy.float32).reshape(shape)
+        writer.add_tensor(t.name, values)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return version("gguf")
