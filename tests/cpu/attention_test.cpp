@@ -165,6 +165,9 @@ TEST(CpuAttention, GqaGroupOf12) {  // batches of 8 and 4
 TEST(CpuAttention, KeysPerTokenValuesPerChannel) {
   expect_decode_matches_reference({2, 2, 128, 450, 7, kEveryPrecision, kTok, kCh, 2});
 }
+TEST(CpuAttention, SmolLm2ShapeSplitsHeadsAcrossTwoThreads) {  // 3 KV heads, 6 ranges
+  expect_decode_matches_reference({3, 3, 64, 2000, 20, kPaperMix, kCh, kTok, 2});
+}
 TEST(CpuAttention, LongSingleHeadSplitsAcrossThreads) {
   expect_decode_matches_reference({1, 1, 128, 4100, 1, kPaperMix, kCh, kTok, 4});
 }
