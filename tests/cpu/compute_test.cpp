@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "cocktail/dequantize.hpp"
 #include "cocktail/error.hpp"
 #include "compute/cpu_compute.hpp"
+#include "compute/huge_page_arena.hpp"
 #include "compute/matmul_kernels.hpp"
 #include "compute/row_groups.hpp"
 #include "support/simd_targets.hpp"
@@ -453,6 +455,7 @@ TEST(Matmul, IntegerGemmIsExactOnQuantizedActivations) {
 // every token count it serves, on short rows and rows of 70 blocks.
 TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
   if (!integer_gemv_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no integer GEMV on this CPU";
+  HugePageArena arena;
   for (int bits : {8, 16}) {
     for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
       if (!integer_gemv_supported(t, bits)) continue;
@@ -468,7 +471,7 @@ TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
           int_gemv_rows(p.w, xq, n, y.data(), 21, p.rows);
           expect_exact_on_quantized_activations(p, xq, y, "gemv");
           // The same over the row-group copy: whole groups, then a last one of 13 rows.
-          const RowGroupWeights groups(p.w, nullptr);
+          const RowGroupWeights groups(p.w, nullptr, arena);
           std::fill(y.begin(), y.end(), NAN);
           row_group_gemv(groups, xq, n, y.data(), 0, 16);
           row_group_gemv(groups, xq, n, y.data(), 16, p.rows);
@@ -666,10 +669,34 @@ TEST(Matmul, IntegerGemvRefusesActivationsWithoutBytePlanes) {
   quantize_activations(p.x.data(), 0, 1, xq);
   std::vector<float> y(std::size_t(p.rows));
   expect_error([&] { int_gemv_rows(p.w, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");
-  const RowGroupWeights groups(p.w, nullptr);
+  HugePageArena arena;
+  const RowGroupWeights groups(p.w, nullptr, arena);
   expect_error([&] { row_group_gemv(groups, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");
-  expect_error([&] { RowGroupWeights(Problem(TensorType::q4_k, 8, 256, 1, 9).w, nullptr); },
+  expect_error([&] { RowGroupWeights(Problem(TensorType::q4_k, 8, 256, 1, 9).w, nullptr, arena); },
                "not q4_k");
+}
+
+// Copies are carved in order out of shared blocks: each aligned, none overlapping another, a
+// large one in a block of its own, and all still readable after the arena is gone.
+TEST(HugePageArena, AllocationsAreAlignedDisjointAndOutliveTheArena) {
+  std::vector<std::pair<std::shared_ptr<std::uint8_t>, std::size_t>> kept;
+  {
+    HugePageArena arena;
+    for (const std::size_t bytes : {std::size_t(100), std::size_t(64), std::size_t(3) << 20,
+                                    std::size_t(1), std::size_t(40) << 20, std::size_t(7000)}) {
+      kept.emplace_back(arena.allocate(bytes), bytes);
+    }
+  }
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    const auto& [p, bytes] = kept[i];
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p.get()) % 64, 0u) << i;
+    std::memset(p.get(), int(i + 1), bytes);
+  }
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    const auto& [p, bytes] = kept[i];
+    EXPECT_EQ(std::count(p.get(), p.get() + bytes, std::uint8_t(i + 1)), std::ptrdiff_t(bytes))
+        << i;
+  }
 }
 
 TEST(Matmul, SharedInputErrorsNameTheOutput) {

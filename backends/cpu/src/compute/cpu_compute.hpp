@@ -1,6 +1,9 @@
 #pragma once
 
+#include <memory>
+
 #include "cocktail/compute.hpp"
+#include "compute/huge_page_arena.hpp"
 
 namespace cocktail::cpu {
 
@@ -67,6 +70,7 @@ class CpuCompute final : public Compute {
   int threads_;
   MatmulActivations activations_;
   bool row_groups_;
+  std::shared_ptr<HugePageArena> arena_ = std::make_shared<HugePageArena>();
 };
 
 }  // namespace cocktail::cpu

@@ -2,8 +2,6 @@
 
 #include "compute/row_groups.hpp"
 
-#include <sys/mman.h>
-
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -230,23 +228,9 @@ void copy_q8_block(const std::uint8_t* block, int r, std::uint8_t* out) {
   std::memcpy(out + 512 + 2 * r, block, 2);
 }
 
-// A copy of 2 MiB or more goes in 2 MiB pages where the kernel grants them: SmolLM2's 28 MB
-// output matrix then streams from DRAM in 360-390 µs on 2 Zen 5 cores against 600-680 µs in
-// 4 KiB pages, whose TLB misses the GEMV waits on. The hint may be refused (transparent huge
-// pages off), which costs only that speed.
-std::uint8_t* allocate(std::size_t bytes) {
-  constexpr std::size_t kHugePage = std::size_t(2) << 20;
-  const std::size_t alignment = bytes >= kHugePage ? kHugePage : 64;
-  const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-  void* p = std::aligned_alloc(alignment, rounded);
-  if (p == nullptr) throw Error("row groups: cannot allocate " + std::to_string(bytes) + " bytes");
-  if (alignment == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);
-  return static_cast<std::uint8_t*>(p);
-}
-
 }  // namespace
 
-RowGroupWeights::RowGroupWeights(const WeightView& w, const void* owner)
+RowGroupWeights::RowGroupWeights(const WeightView& w, const void* owner, HugePageArena& arena)
     : owner_(owner), type_(w.type), rows_(w.rows), cols_(w.cols), source_(w.data) {
   if (type_ != TensorType::q4_0 && type_ != TensorType::q4_1 && type_ != TensorType::q8_0) {
     throw Error("row groups hold q4_0, q4_1 or q8_0 weights, not " + std::string(info(type_).name));
@@ -254,7 +238,7 @@ RowGroupWeights::RowGroupWeights(const WeightView& w, const void* owner)
   const std::int64_t groups = (rows_ + kRowGroupRows - 1) / kRowGroupRows;
   const std::int64_t blocks = this->blocks();
   const std::size_t bytes = std::size_t(groups * blocks) * block_bytes();
-  bytes_.reset(allocate(bytes));
+  bytes_ = arena.allocate(bytes);
   std::memset(bytes_.get(), 0, bytes);  // the padding rows: codes, scales and offsets 0
   const std::size_t stride = row_bytes(type_, cols_);
   const std::size_t file_block = std::size_t(info(type_).block_bytes);

@@ -2,10 +2,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 
 #include "cocktail/compute.hpp"
+#include "compute/huge_page_arena.hpp"
 #include "compute/matmul_kernels.hpp"
 
 namespace cocktail::cpu {
@@ -25,9 +25,9 @@ constexpr std::int64_t kRowGroupRows = 16;
 
 class RowGroupWeights final : public PreparedWeights {
  public:
-  // Copies w; `owner` is the Compute the copy is for. Throws Error for another type, or a Q4_0
-  // scale too large for its offset (-8·scale) to be an fp16.
-  RowGroupWeights(const WeightView& w, const void* owner);
+  // Copies w into memory from `arena`; `owner` is the Compute the copy is for. Throws Error for
+  // another type, or a Q4_0 scale too large for its offset (-8·scale) to be an fp16.
+  RowGroupWeights(const WeightView& w, const void* owner, HugePageArena& arena);
 
   // Whether this is the copy of w made for `owner`.
   bool copies(const WeightView& w, const void* owner) const;
@@ -43,10 +43,7 @@ class RowGroupWeights final : public PreparedWeights {
   TensorType type_;
   std::int64_t rows_, cols_;
   const std::byte* source_;
-  struct Free {
-    void operator()(std::uint8_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<std::uint8_t[], Free> bytes_;
+  std::shared_ptr<std::uint8_t> bytes_;
 };
 
 // int_gemv_rows over the copy: rows [row_begin, row_end), row_begin a multiple of

@@ -1,0 +1,47 @@
+#include "compute/huge_page_arena.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "cocktail/error.hpp"
+
+namespace cocktail::cpu {
+
+namespace {
+
+constexpr std::size_t kHugePage = std::size_t(2) << 20;
+// Big enough that a block holds many layers' matrices; what a block leaves unused is never
+// touched, so it takes address space, not memory.
+constexpr std::size_t kBlockBytes = std::size_t(32) << 20;
+constexpr std::size_t kAlignment = 64;
+
+std::size_t round_up(std::size_t n, std::size_t to) {
+  return (n + to - 1) / to * to;
+}
+
+}  // namespace
+
+std::shared_ptr<std::uint8_t> HugePageArena::allocate(std::size_t bytes) {
+  const std::size_t rounded = round_up(bytes, kAlignment);
+  const std::lock_guard lock(mutex_);
+  if (!block_ || block_bytes_ - used_ < rounded) {
+    const std::size_t size = std::max(kBlockBytes, round_up(rounded, kHugePage));
+    void* p = std::aligned_alloc(kHugePage, size);
+    if (p == nullptr) {
+      throw Error("row groups: cannot allocate a block of " + std::to_string(size) + " bytes for " +
+                  std::to_string(bytes) + " bytes of weights");
+    }
+    madvise(p, size, MADV_HUGEPAGE);
+    block_.reset(static_cast<std::uint8_t*>(p), [](std::uint8_t* q) { std::free(q); });
+    block_bytes_ = size;
+    used_ = 0;
+  }
+  std::shared_ptr<std::uint8_t> out(block_, block_.get() + used_);
+  used_ += rounded;
+  return out;
+}
+
+}  // namespace cocktail::cpu
