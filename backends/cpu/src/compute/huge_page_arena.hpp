@@ -8,10 +8,10 @@
 namespace cocktail::cpu {
 
 // Memory for the row-group copies of a model's matrices (CpuCompute::prepare), carved in order
-// out of 2 MiB-aligned blocks that ask the kernel for huge pages. A layer's matrices take
-// 0.07-0.6 MB each, too little for a huge page of their own, and in 4 KiB pages the decode GEMV
-// over them waits on TLB misses: SmolLM2's 30 layers took 1.45 ms against 1.39 ms with every
-// matrix in huge pages, and 1.24 against 1.21 ms with this arena in a later hour (docs/results.md).
+// out of 2 MiB-aligned blocks that ask the kernel for huge pages. In 4 KiB pages the decode GEMV
+// waits on TLB misses: SmolLM2's 28 MB output matrix streamed from DRAM in 600-680 µs against
+// 360-390 µs in 2 MiB pages, and its 30 layers, whose matrices (0.07-0.6 MB) are too small for a
+// huge page each, in 1.24 against 1.21 ms with this arena (2 Zen 5 cores, docs/results.md).
 // The kernel may refuse the hint (transparent huge pages off), which costs only that speed.
 // Space is never reused: it is for copies made once, when a model is loaded.
 class HugePageArena {
