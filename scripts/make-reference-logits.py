@@ -19,9 +19,8 @@ import pathlib
 
 import numpy as np
 from gguf import GGUFReader
-from gguf.quants import dequantize
 
-from peer_tools import default_model, require_model
+from peer_tools import default_model, dequantized, require_model
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "smollm2"
@@ -31,9 +30,7 @@ def weights(reader):
     tensors = {t.name: t for t in reader.tensors}
 
     def get(name):
-        t = tensors[name]
-        shape = [int(x) for x in reversed(t.shape.tolist())]
-        return dequantize(t.data, t.tensor_type).astype(np.float64).reshape(shape)
+        return dequantized(tensors[name], np.float64)
 
     return get
 

@@ -42,6 +42,14 @@ def import_llama_cpp():
     return numpy, llama_cpp
 
 
+def dequantized(tensor, dtype):
+    """A gguf-py reader tensor's values as a NumPy array of `dtype`, rows first (GGUF lists the
+    dimensions innermost first)."""
+    from gguf.quants import dequantize
+    shape = [int(x) for x in reversed(tensor.shape.tolist())]
+    return dequantize(tensor.data, tensor.tensor_type).astype(dtype).reshape(shape)
+
+
 def expand_to_f32(src, dst):
     """Writes a copy of the GGUF `src` to `dst` with every tensor dequantized to F32 by gguf-py:
     the same weight values, which llama.cpp then multiplies in float instead of rounding the
@@ -49,7 +57,6 @@ def expand_to_f32(src, dst):
     try:
         import numpy
         from gguf import GGUFReader, GGUFValueType, GGUFWriter
-        from gguf.quants import dequantize
         from importlib.metadata import version
     except ImportError as e:
         sys.exit("%s\ninstall gguf-py first: python3 -m pip install numpy gguf" % e)
@@ -63,9 +70,7 @@ def expand_to_f32(src, dst):
         sub_type = f.types[1] if f.types[0] == GGUFValueType.ARRAY else None
         writer.add_key_value(key, value, f.types[0], sub_type=sub_type)
     for t in reader.tensors:
-        shape = [int(x) for x in reversed(t.shape.tolist())]
-        values = dequantize(t.data, t.tensor_type).astype(numpy.float32).reshape(shape)
-        writer.add_tensor(t.name, values)
+        writer.add_tensor(t.name, dequantized(t, numpy.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

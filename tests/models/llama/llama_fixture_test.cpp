@@ -146,10 +146,10 @@ TEST_F(LlamaFixtureTest, Fp16CacheMatchesLlamaCppAndTheFloat64Reference) {
       worst_q4 = std::max(worst_q4, q4);
       worst_f32 = std::max(worst_f32, f);
       worst_reference = std::max(worst_reference, ref);
-      EXPECT_EQ(arg_max(rows[i]), f32_at.at("top_ids")[0].get<int>())
-          << name << " position " << pos;
-      agree_f32 += arg_max(rows[i]) == f32_at.at("top_ids")[0].get<int>() ? 1 : 0;
-      agree_q4 += arg_max(rows[i]) == q4_at.at("top_ids")[0].get<int>() ? 1 : 0;
+      const int ours = arg_max(rows[i]);
+      EXPECT_EQ(ours, f32_at.at("top_ids")[0].get<int>()) << name << " position " << pos;
+      agree_f32 += ours == f32_at.at("top_ids")[0].get<int>() ? 1 : 0;
+      agree_q4 += ours == q4_at.at("top_ids")[0].get<int>() ? 1 : 0;
       ++positions;
     }
   }

@@ -102,7 +102,7 @@ std::int64_t rows_of(const char* op, std::size_t x_size, std::size_t dim, const 
 std::unique_ptr<PreparedWeights> CpuCompute::prepare(const WeightView& w) const {
   check_weights("prepare", w);
   if (!row_groups_ || !integer_gemv_supported(w.type, gemv_bits(w.type))) return nullptr;
-  return std::make_unique<RowGroupWeights>(w, this, *arena_);
+  return std::make_unique<RowGroupWeights>(w, this, arena_);
 }
 
 void CpuCompute::check_prepared(const char* op, const WeightView& w) const {

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <memory>
-
 #include "cocktail/compute.hpp"
 #include "compute/huge_page_arena.hpp"
 
@@ -70,7 +68,8 @@ class CpuCompute final : public Compute {
   int threads_;
   MatmulActivations activations_;
   bool row_groups_;
-  std::shared_ptr<HugePageArena> arena_ = std::make_shared<HugePageArena>();
+  // Where prepare puts its copies; each copy keeps its own block alive, so they may outlive this.
+  mutable HugePageArena arena_;
 };
 
 }  // namespace cocktail::cpu
