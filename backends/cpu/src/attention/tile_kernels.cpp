@@ -318,9 +318,12 @@ HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const Lan
   constexpr int bits = code_bits(P);
   constexpr int L = lane_rows(bits);
   // Independent accumulator sets, alternating by row, so that a small head batch does not
-  // wait on the latency of its own FMA chain. Four sets for up to 3 heads; 4 heads keep two
-  // (with three: 107 µs against 55 µs, Zen 5, one thread, dim 128, GQA 4).
-  constexpr int sets = B * kLaneVecs <= 3 ? 4 : std::max(1, 8 / (B * kLaneVecs));
+  // wait on the latency of its own FMA chain. Eight sets for one head (a 128-row key dot is
+  // otherwise one chain of 32 FMAs a set: 32K, GQA 1, 2 threads, Zen 5, 0.842 against 0.883 ms),
+  // four for 2 or 3 heads; 4 heads keep two (with three: 107 µs against 55 µs, one thread,
+  // dim 128, GQA 4).
+  constexpr int chains = B * kLaneVecs;
+  constexpr int sets = chains == 1 ? 8 : chains <= 3 ? 4 : std::max(1, 8 / chains);
   VF part[sets][B][kLaneVecs];
   for (auto& set : part)
     for (auto& row : set)
