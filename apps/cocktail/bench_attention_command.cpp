@@ -3,7 +3,6 @@
 // measured in the same run on a buffer as large as that cache.
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -14,6 +13,7 @@
 #include "cli_common.hpp"
 #include "cocktail/engine.hpp"
 #include "cocktail/error.hpp"
+#include "cocktail/stopwatch.hpp"
 #include "commands.hpp"
 
 namespace cocktail::cli {
@@ -84,10 +84,9 @@ Timing time_decode(AttentionExecutor& attention, const KvStore& store, int q_hea
   for (int i = 0; i < 3; ++i) attention.decode(store, 0, q, q_heads, scale, out);  // warm up
   std::vector<double> seconds;
   for (int i = 0; i < repeat; ++i) {
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch watch;
     attention.decode(store, 0, q, q_heads, scale, out);
-    seconds.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    seconds.push_back(watch.seconds());
   }
   std::sort(seconds.begin(), seconds.end());
   return {seconds[seconds.size() / 2], seconds.front()};

@@ -37,19 +37,9 @@ nlohmann::json run_cache(const Config& config, const models::ModelSettings& sett
                          const models::LlamaModel& model, const models::Question& question) {
   const Engine engine(config);
   const models::QuestionAnswerer answerer(engine, model, settings);
-  const models::AnswerStats s = answerer.answer(question).stats;
-  return {{"planner", engine.settings().planner},
-          {"context_tokens", s.context_tokens},
-          {"prompt_tokens", s.prompt_tokens},
-          {"generated_tokens", s.generated_tokens},
-          {"avg_bits", s.avg_bits},
-          {"kv_bytes", s.kv_bytes},
-          {"fp16_kv_bytes", s.fp16_kv_bytes},
-          {"prefill_s", s.prefill_s},
-          {"prefill_tokens_per_s", double(s.prompt_tokens) / s.prefill_s},
-          {"plan_s", s.plan_s},
-          {"tpot_s", s.tpot_s},
-          {"peak_rss_bytes", s.peak_rss_bytes}};
+  nlohmann::json stats = answer_stats_json(answerer.answer(question).stats);
+  stats["planner"] = engine.settings().planner;
+  return stats;
 }
 
 void print_text(const nlohmann::json& r) {
@@ -68,6 +58,12 @@ void print_text(const nlohmann::json& r) {
               << c["plan_s"].get<double>() * 1e3 << " ms, KV "
               << human_bytes(c["kv_bytes"].get<std::size_t>()) << " ("
               << c["avg_bits"].get<double>() << " bits)\n";
+    const nlohmann::json& parts = c["tpot_parts_s"];
+    std::cout << std::setw(11) << ""
+              << "  a token: matmuls " << parts["matmul"].get<double>() * 1e3 << " ms, attention "
+              << parts["attention"].get<double>() * 1e3 << " ms, logits "
+              << parts["logits"].get<double>() * 1e3 << " ms, other "
+              << parts["other"].get<double>() * 1e3 << " ms\n";
   }
   std::cout << "configured / fp16: TPOT " << std::setprecision(3) << r["tpot_ratio"].get<double>()
             << ", KV bytes " << r["kv_bytes_ratio"].get<double>() << "\n";

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cocktail/error.hpp"
+#include "cocktail/models/question_answering.hpp"
 
 namespace cocktail::cli {
 
@@ -36,6 +37,31 @@ std::string read_text_file(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+nlohmann::json answer_stats_json(const models::AnswerStats& s) {
+  nlohmann::json chunks = nlohmann::json::object();
+  for (const auto& [precision, n] : s.chunks_per_precision)
+    chunks[std::string(to_string(precision))] = n;
+  const models::DecodeTimes& t = s.decode;
+  return {{"prompt_tokens", s.prompt_tokens},
+          {"context_tokens", s.context_tokens},
+          {"context_truncated", s.context_truncated},
+          {"generated_tokens", s.generated_tokens},
+          {"chunks_per_precision", chunks},
+          {"avg_bits", s.avg_bits},
+          {"kv_bytes", s.kv_bytes},
+          {"fp16_kv_bytes", s.fp16_kv_bytes},
+          {"prefill_s", s.prefill_s},
+          {"prefill_tokens_per_s", s.prefill_s > 0 ? double(s.prompt_tokens) / s.prefill_s : 0.0},
+          {"plan_s", s.plan_s},
+          {"tpot_s", s.tpot_s},
+          {"tpot_parts_s",
+           {{"matmul", t.per_step(t.matmul_s)},
+            {"attention", t.per_step(t.attention_s)},
+            {"logits", t.per_step(t.logits_s)},
+            {"other", t.per_step(t.other_s)}}},
+          {"peak_rss_bytes", s.peak_rss_bytes}};
 }
 
 nlohmann::json plan_chunks_json(const Plan& plan) {

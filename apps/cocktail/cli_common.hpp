@@ -10,6 +10,10 @@
 #include "cocktail/kv_store.hpp"
 #include "cocktail/plan.hpp"
 
+namespace cocktail::models {
+struct AnswerStats;
+}
+
 namespace cocktail::cli {
 
 // The built-in sample document (sample_context.txt) and a question it answers (4471).
@@ -41,6 +45,10 @@ std::string read_text_file(const std::string& path);
 
 // The chunk table of a plan as JSON (NaN scores become null).
 nlohmann::json plan_chunks_json(const Plan& plan);
+
+// An answer's stats as JSON (`cocktail run` and `cocktail bench decode`), with the mean time a
+// generated token spent in each part of the step under "tpot_parts_s".
+nlohmann::json answer_stats_json(const models::AnswerStats& stats);
 
 // Writes JSON to stdout, pretty-printed.
 void print_json(const nlohmann::json& j);

@@ -1,22 +1,16 @@
 #include "eval_runner.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <set>
 
 #include "cocktail/eval/metrics.hpp"
 #include "cocktail/models/question_answering.hpp"
+#include "cocktail/stopwatch.hpp"
 
 namespace cocktail::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 Config method_config(const std::string& file, std::vector<std::string> overrides,
                      const std::vector<std::string>& method_overrides) {
@@ -149,13 +143,13 @@ MethodCaseOutcome EvalRunner::run_method(const Engine& engine, const Session& pr
   MethodCaseOutcome out;
   Session session = engine.session_from(prefilled);
 
-  const auto start = Clock::now();
+  const Stopwatch planning;
   const std::vector<int> layers = engine.scorer().query_attention_layers(h.n_layers);
   const QueryAttention attention =
       layers.empty() ? QueryAttention{} : runner.query_attention(prefilled, n_planned, layers);
   const Plan plan =
       session.plan_and_commit(texts, c.question, layers.empty() ? nullptr : &attention);
-  out.plan_s = seconds_since(start);
+  out.plan_s = planning.seconds();
   out.avg_code_bits = plan.average_code_bits();
   const KvStore& store = session.store();
   out.kv_bytes_ratio = double(store.bytes()) / double(h.kv_shape().fp16_bytes(store.n_tokens()));
@@ -205,11 +199,11 @@ CaseRun EvalRunner::run(const eval::EvalCase& c, const Progress& prefill_progres
   Session prefilled =
       fp16_engine_->new_session(h.kv_shape(), std::int64_t(all.size()) + max_new_tokens_ + 1);
   std::vector<float> first_logits(std::size_t(h.n_vocab));
-  const auto start = Clock::now();
+  const Stopwatch prefilling;
   runner.prefill(prefilled, all, first_logits, prefill_progress);
 
   CaseRun run;
-  run.prefill_s = seconds_since(start);
+  run.prefill_s = prefilling.seconds();
   std::vector<std::string> texts;
   texts.reserve(prompt.planned.size());
   for (std::int32_t id : prompt.planned) {

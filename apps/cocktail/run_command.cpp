@@ -21,24 +21,6 @@ struct RunArgs {
   bool json = false;
 };
 
-nlohmann::json stats_json(const models::AnswerStats& s) {
-  nlohmann::json chunks = nlohmann::json::object();
-  for (const auto& [precision, n] : s.chunks_per_precision)
-    chunks[std::string(to_string(precision))] = n;
-  return {{"prompt_tokens", s.prompt_tokens},
-          {"context_tokens", s.context_tokens},
-          {"context_truncated", s.context_truncated},
-          {"generated_tokens", s.generated_tokens},
-          {"chunks_per_precision", chunks},
-          {"avg_bits", s.avg_bits},
-          {"kv_bytes", s.kv_bytes},
-          {"fp16_kv_bytes", s.fp16_kv_bytes},
-          {"prefill_s", s.prefill_s},
-          {"plan_s", s.plan_s},
-          {"tpot_s", s.tpot_s},
-          {"peak_rss_bytes", s.peak_rss_bytes}};
-}
-
 void print_stats(const models::AnswerStats& s) {
   std::cerr << "\ncontext tokens: " << s.context_tokens << " (prompt " << s.prompt_tokens
             << (s.context_truncated ? ", context truncated" : "") << ")\nchunks per precision:";
@@ -81,7 +63,7 @@ void run(const RunArgs& args) {
   if (args.json) {
     print_json({{"answer", answer.text},
                 {"question", question.question},
-                {"stats", stats_json(answer.stats)}});
+                {"stats", answer_stats_json(answer.stats)}});
   } else {
     std::cout << "\n";
     print_stats(answer.stats);

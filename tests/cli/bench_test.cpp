@@ -44,6 +44,15 @@ TEST(CliBench, DecodeJsonReportsEveryRoundAndTheMedianOne) {
     EXPECT_LT(configured.at("kv_bytes").get<double>(), fp16.at("kv_bytes").get<double>());
     EXPECT_DOUBLE_EQ(run.at("tpot_ratio").get<double>(),
                      configured.at("tpot_s").get<double>() / fp16.at("tpot_s").get<double>());
+    for (const json* cache : {&fp16, &configured}) {
+      const json& parts = cache->at("tpot_parts_s");
+      double sum = 0.0;
+      for (const char* part : {"matmul", "attention", "logits", "other"}) {
+        EXPECT_GT(parts.at(part).get<double>(), 0.0) << part;
+        sum += parts.at(part).get<double>();
+      }
+      EXPECT_NEAR(sum, cache->at("tpot_s").get<double>(), 1e-9);
+    }
     ratios.push_back(run.at("tpot_ratio").get<double>());
   }
   std::sort(ratios.begin(), ratios.end());

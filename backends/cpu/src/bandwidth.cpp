@@ -3,10 +3,10 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
 #include "cocktail/error.hpp"
+#include "cocktail/stopwatch.hpp"
 
 // Highway compiles this file once per SIMD target: the order of these lines matters.
 // clang-format off
@@ -69,7 +69,7 @@ double measure_read_bandwidth(std::size_t bytes, int threads) {
   std::uint64_t sink = 0;
   // Best of several passes, at least 5 and at least 0.3 s: the first pass warms caches and TLB.
   for (int pass = 0; pass < 5 || spent < 0.3; ++pass) {
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch watch;
 #pragma omp parallel num_threads(n_threads) reduction(^ : sink)
     {
       const std::size_t t = std::size_t(omp_get_thread_num());
@@ -77,8 +77,7 @@ double measure_read_bandwidth(std::size_t bytes, int threads) {
       const std::size_t last = pages * (t + 1) / std::size_t(n_threads) * kWordsPerPage;
       sink ^= HWY_DYNAMIC_DISPATCH(ReadRange)(buffer.get() + first, last - first);
     }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = watch.seconds();
     spent += seconds;
     best = std::max(best, double(words * 8) / seconds);
     if (pass > 200) break;

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "cocktail/dequantize.hpp"
 #include "cocktail/error.hpp"
 #include "cocktail/logging.hpp"
 #include "cocktail/models/gguf_tokenizer.hpp"
+#include "cocktail/stopwatch.hpp"
 
 namespace cocktail::models {
 namespace {
@@ -83,7 +83,7 @@ LlamaModel::LlamaModel(const std::filesystem::path& path)
 LlamaWeights::LlamaWeights(const LlamaModel& model, std::shared_ptr<Compute> compute)
     : model_(&model), compute_(std::move(compute)), layers_(model.layers()) {
   if (!compute_) throw Error("LlamaWeights: no Compute");
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   for (LlamaLayer& layer : layers_) {
     for (WeightView* w :
          {&layer.q, &layer.k, &layer.v, &layer.output, &layer.gate, &layer.up, &layer.down}) {
@@ -91,9 +91,8 @@ LlamaWeights::LlamaWeights(const LlamaModel& model, std::shared_ptr<Compute> com
     }
   }
   output_ = prepared(model.output());
-  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
   log().debug("{} of the model's matrices copied for the {} compute in {:.0f} ms", copies_.size(),
-              compute_->name(), took.count());
+              compute_->name(), watch.seconds() * 1e3);
 }
 
 WeightView LlamaWeights::prepared(const WeightView& w) {
@@ -141,7 +140,26 @@ void LlamaRunner::prefill(Session& session, std::span<const std::int32_t> tokens
 }
 
 void LlamaRunner::step(Session& session, std::int32_t token, std::span<float> logits) {
-  run_block(session, std::span<const std::int32_t>(&token, 1), logits);
+  const Stopwatch watch;
+  const double timed_before = decode_times_.total_s();
+  timing_ = true;
+  try {
+    run_block(session, std::span<const std::int32_t>(&token, 1), logits);
+  } catch (...) {
+    timing_ = false;
+    throw;
+  }
+  timing_ = false;
+  decode_times_.other_s += watch.seconds() - (decode_times_.total_s() - timed_before);
+  ++decode_times_.steps;
+}
+
+template <class Work>
+void LlamaRunner::timed(double DecodeTimes::*part, Work&& work) {
+  if (!timing_) return work();
+  const Stopwatch watch;
+  work();
+  decode_times_.*part += watch.seconds();
 }
 
 void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> tokens,
@@ -173,17 +191,17 @@ void LlamaRunner::attention_block(Session& session, int l, std::int64_t n) {
 
   compute_.rms_norm(x, layer.attn_norm, h.rms_eps, norm);
   const MatmulOutput qkv[] = {{layer.q, q}, {layer.k, k}, {layer.v, v}};
-  compute_.matmul_shared_input(norm, n, qkv);
+  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul_shared_input(norm, n, qkv); });
   compute_.rope(q, positions, h.n_heads, h.head_dim, h.rope_base);
   compute_.rope(k, positions, h.n_kv_heads, h.head_dim, h.rope_base);
   keep_captured_queries(l, n);
   session.append(l, k, v, n);
   if (n == 1) {
-    session.decode_attention(l, q, h.n_heads, attn);
+    timed(&DecodeTimes::attention_s, [&] { session.decode_attention(l, q, h.n_heads, attn); });
   } else {
     session.prefill_attention(l, q, n, h.n_heads, attn);
   }
-  compute_.matmul(layer.output, attn, n, proj);
+  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul(layer.output, attn, n, proj); });
   compute_.add(x, proj);
 }
 
@@ -254,9 +272,9 @@ void LlamaRunner::ffn_block(const LlamaLayer& layer, std::int64_t n) {
   const auto proj = rows_of(proj_, n, h.n_embd);
   compute_.rms_norm(x, layer.ffn_norm, h.rms_eps, norm);
   const MatmulOutput gate_up[] = {{layer.gate, gate}, {layer.up, up}};
-  compute_.matmul_shared_input(norm, n, gate_up);
+  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul_shared_input(norm, n, gate_up); });
   compute_.silu_mul(gate, up);
-  compute_.matmul(layer.down, gate, n, proj);
+  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul(layer.down, gate, n, proj); });
   compute_.add(x, proj);
 }
 
@@ -271,7 +289,7 @@ void LlamaRunner::output_logits(std::int64_t n, std::span<float> logits) {
       std::span<const float>(x_).subspan(std::size_t((n - 1) * h.n_embd), std::size_t(h.n_embd));
   const auto norm = rows_of(norm_, 1, h.n_embd);
   compute_.rms_norm(last, model_.output_norm(), h.rms_eps, norm);
-  compute_.matmul(weights_.output(), norm, 1, logits);
+  timed(&DecodeTimes::logits_s, [&] { compute_.matmul(weights_.output(), norm, 1, logits); });
 }
 
 }  // namespace cocktail::models

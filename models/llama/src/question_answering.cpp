@@ -3,20 +3,13 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
-#include <chrono>
-
 #include "cocktail/error.hpp"
 #include "cocktail/models/token_sampler.hpp"
 #include "cocktail/models/utf8_stream.hpp"
+#include "cocktail/stopwatch.hpp"
 
 namespace cocktail::models {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 std::size_t peak_rss_bytes() {
   rusage usage{};
@@ -103,12 +96,12 @@ Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callb
   const std::vector<int> attention_layers = engine_.scorer().query_attention_layers(h.n_layers);
   const bool collect_attention = !attention_layers.empty();
   if (collect_attention) runner.capture_queries(n_planned, attention_layers);
-  auto start = Clock::now();
+  Stopwatch watch;
   runner.prefill(session, all, logits, callbacks.prefill_progress);
-  stats.prefill_s = seconds_since(start);
+  stats.prefill_s = watch.seconds();
 
   // Planning time includes reading the query's attention: it is the attention scorer's cost.
-  start = Clock::now();
+  watch.restart();
   std::vector<std::string> texts;
   texts.reserve(prompt.planned.size());
   for (const TokenId id : prompt.planned) texts.emplace_back(tokenizer.token_piece(id, true));
@@ -117,12 +110,10 @@ Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callb
                         : QueryAttention{};
   answer.plan =
       session.plan_and_commit(texts, question.question, collect_attention ? &attention : nullptr);
-  stats.plan_s = seconds_since(start);
+  stats.plan_s = watch.seconds();
 
   TokenSampler sampler(settings_.temperature, settings_.top_p, settings_.seed);
   Utf8Stream stream;
-  double decode_s = 0.0;
-  int steps = 0;
   for (int i = 0; i < question.max_new_tokens; ++i) {
     const TokenId next = sampler.next(logits);
     const bool end_of_turn = tokenizer.vocabulary().types[std::size_t(next)] == TokenType::control;
@@ -132,17 +123,15 @@ Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callb
     answer.text += text;
     if (callbacks.on_text && !text.empty()) callbacks.on_text(text);
     if (i + 1 == question.max_new_tokens) break;
-    start = Clock::now();
     runner.step(session, next, logits);
-    decode_s += seconds_since(start);
-    ++steps;
   }
   const std::string rest = stream.finish();
   answer.text += rest;
   if (callbacks.on_text && !rest.empty()) callbacks.on_text(rest);
 
   stats.generated_tokens = std::int64_t(answer.tokens.size());
-  stats.tpot_s = steps > 0 ? decode_s / steps : 0.0;
+  stats.decode = runner.decode_times();
+  stats.tpot_s = stats.decode.per_step(stats.decode.total_s());
   for (const ChunkPlan& c : answer.plan.chunks) ++stats.chunks_per_precision[c.precision];
   stats.kv_bytes = session.store().bytes();
   const std::int64_t stored = session.store().n_tokens();

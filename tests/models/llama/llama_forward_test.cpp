@@ -96,6 +96,33 @@ TEST_F(TinyLlamaTest, DecodeStepsMatchFloat64Reference) {
   }
 }
 
+// Only decode steps are timed, each split between its parts; a step that fails is not counted.
+TEST_F(TinyLlamaTest, DecodeTimesCountDecodeStepsByPart) {
+  const LlamaModel model(path_);
+  Session session = engine_.new_session(model.hparams().kv_shape());
+  const LlamaWeights weights(model, compute_);
+  LlamaRunner runner(weights, 16);
+  std::vector<float> logits(TinyLlama::kVocab);
+  runner.prefill(session, random_tokens(20, 5), logits);
+  EXPECT_EQ(runner.decode_times().steps, 0);
+  EXPECT_EQ(runner.decode_times().total_s(), 0.0);
+
+  for (const std::int32_t next : random_tokens(3, 6)) runner.step(session, next, logits);
+  const DecodeTimes after_steps = runner.decode_times();
+  EXPECT_EQ(after_steps.steps, 3);
+  EXPECT_GT(after_steps.matmul_s, 0.0);
+  EXPECT_GT(after_steps.attention_s, 0.0);
+  EXPECT_GT(after_steps.logits_s, 0.0);
+  EXPECT_GT(after_steps.other_s, 0.0);
+
+  std::vector<float> wrong(3);
+  EXPECT_THROW(runner.step(session, 1, wrong), Error);
+  EXPECT_EQ(runner.decode_times().steps, 3);
+  const double after_failure = runner.decode_times().total_s();
+  runner.prefill(session, random_tokens(4, 7), logits);
+  EXPECT_EQ(runner.decode_times().total_s(), after_failure);
+}
+
 TEST_F(TinyLlamaTest, RejectsAWrongLogitsBuffer) {
   const LlamaModel model(path_);
   Session session = engine_.new_session(model.hparams().kv_shape());

@@ -78,6 +78,22 @@ class LlamaWeights {
 // Runs a LlamaModel on one sequence: tokens go through every layer on the backend's Compute,
 // their keys and values into the Session's KvStore. Holds the activation buffers for blocks
 // of up to `max_block` tokens, so memory stays bounded whatever the prompt length.
+// Where decode steps spent their time, summed over every step a runner has run: the layers'
+// matmuls, their decode attention over the KV cache, the output matrix that makes the logits,
+// and the rest (embedding, norms, RoPE, the KV append, residual adds): the steps' time less
+// the other three.
+struct DecodeTimes {
+  std::int64_t steps = 0;
+  double matmul_s = 0.0;
+  double attention_s = 0.0;
+  double logits_s = 0.0;
+  double other_s = 0.0;
+
+  double total_s() const { return matmul_s + attention_s + logits_s + other_s; }
+  // `seconds` per step; 0 before the first step.
+  double per_step(double seconds) const { return steps > 0 ? seconds / double(steps) : 0.0; }
+};
+
 class LlamaRunner {
  public:
   using Progress = std::function<void(std::int64_t done, std::int64_t total)>;
@@ -91,6 +107,8 @@ class LlamaRunner {
                const Progress& progress = {});
   // Decode: one token attends to the whole (committed) cache; writes its logits.
   void step(Session& session, std::int32_t token, std::span<float> logits);
+  // The time of every step run so far, by part.
+  const DecodeTimes& decode_times() const { return decode_times_; }
 
   // During the following prefill, keeps the queries (after RoPE) of the tokens at positions
   // from `first_position` on, in `layers`: the attention scorer reads what they attend to.
@@ -106,6 +124,9 @@ class LlamaRunner {
   void ffn_block(const LlamaLayer& layer, std::int64_t n);
   void output_logits(std::int64_t n, std::span<float> logits);
   void keep_captured_queries(int layer, std::int64_t n);
+  // Runs work(), adding its time to that part of decode_times_ during a decode step.
+  template <class Work>
+  void timed(double DecodeTimes::*part, Work&& work);
 
   const LlamaWeights& weights_;
   const LlamaModel& model_;
@@ -117,6 +138,8 @@ class LlamaRunner {
   bool capturing_ = false;  // only prefill captures: decode steps are not the query
   std::vector<int> capture_layers_;
   std::vector<std::vector<float>> captured_;  // per capture layer: [tokens][n_heads][head_dim]
+  DecodeTimes decode_times_;
+  bool timing_ = false;  // inside step()
 };
 
 }  // namespace cocktail::models

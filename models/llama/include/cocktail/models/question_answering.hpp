@@ -41,6 +41,7 @@ struct AnswerStats {
   double prefill_s = 0.0;
   double plan_s = 0.0;  // scoring + planning + reorder and quantization
   double tpot_s = 0.0;  // mean time per generated token after the first
+  DecodeTimes decode;   // those tokens' steps, by part
   std::size_t peak_rss_bytes = 0;
 };
 
