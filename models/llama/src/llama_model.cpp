@@ -13,6 +13,18 @@
 namespace cocktail::models {
 namespace {
 
+// Sets a flag for its lifetime, also when an exception leaves the scope.
+class Raised {
+ public:
+  explicit Raised(bool& flag) : flag_(flag) { flag_ = true; }
+  ~Raised() { flag_ = false; }
+  Raised(const Raised&) = delete;
+  Raised& operator=(const Raised&) = delete;
+
+ private:
+  bool& flag_;
+};
+
 [[noreturn]] void reject(const GgufFile& file, const std::string& what) {
   throw Error(fmt::format("{}: {}", file.path().string(), what));
 }
@@ -139,19 +151,25 @@ void LlamaRunner::prefill(Session& session, std::span<const std::int32_t> tokens
   capturing_ = false;
 }
 
+DecodeTimes& DecodeTimes::operator+=(const DecodeTimes& o) {
+  steps += o.steps;
+  matmul_s += o.matmul_s;
+  attention_s += o.attention_s;
+  logits_s += o.logits_s;
+  other_s += o.other_s;
+  return *this;
+}
+
 void LlamaRunner::step(Session& session, std::int32_t token, std::span<float> logits) {
   const Stopwatch watch;
-  const double timed_before = decode_times_.total_s();
-  timing_ = true;
-  try {
+  step_times_ = DecodeTimes{};
+  {
+    const Raised timing(timing_);
     run_block(session, std::span<const std::int32_t>(&token, 1), logits);
-  } catch (...) {
-    timing_ = false;
-    throw;
   }
-  timing_ = false;
-  decode_times_.other_s += watch.seconds() - (decode_times_.total_s() - timed_before);
-  ++decode_times_.steps;
+  step_times_.other_s = watch.seconds() - step_times_.total_s();
+  step_times_.steps = 1;
+  decode_times_ += step_times_;
 }
 
 template <class Work>
@@ -159,7 +177,7 @@ void LlamaRunner::timed(double DecodeTimes::*part, Work&& work) {
   if (!timing_) return work();
   const Stopwatch watch;
   work();
-  decode_times_.*part += watch.seconds();
+  step_times_.*part += watch.seconds();
 }
 
 void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> tokens,

@@ -75,9 +75,6 @@ class LlamaWeights {
   WeightView output_;
 };
 
-// Runs a LlamaModel on one sequence: tokens go through every layer on the backend's Compute,
-// their keys and values into the Session's KvStore. Holds the activation buffers for blocks
-// of up to `max_block` tokens, so memory stays bounded whatever the prompt length.
 // Where decode steps spent their time, summed over every step a runner has run: the layers'
 // matmuls, their decode attention over the KV cache, the output matrix that makes the logits,
 // and the rest (embedding, norms, RoPE, the KV append, residual adds): the steps' time less
@@ -90,10 +87,14 @@ struct DecodeTimes {
   double other_s = 0.0;
 
   double total_s() const { return matmul_s + attention_s + logits_s + other_s; }
+  DecodeTimes& operator+=(const DecodeTimes& o);
   // `seconds` per step; 0 before the first step.
   double per_step(double seconds) const { return steps > 0 ? seconds / double(steps) : 0.0; }
 };
 
+// Runs a LlamaModel on one sequence: tokens go through every layer on the backend's Compute,
+// their keys and values into the Session's KvStore. Holds the activation buffers for blocks
+// of up to `max_block` tokens, so memory stays bounded whatever the prompt length.
 class LlamaRunner {
  public:
   using Progress = std::function<void(std::int64_t done, std::int64_t total)>;
@@ -124,7 +125,7 @@ class LlamaRunner {
   void ffn_block(const LlamaLayer& layer, std::int64_t n);
   void output_logits(std::int64_t n, std::span<float> logits);
   void keep_captured_queries(int layer, std::int64_t n);
-  // Runs work(), adding its time to that part of decode_times_ during a decode step.
+  // Runs work(), adding its time to that part of step_times_ during a decode step.
   template <class Work>
   void timed(double DecodeTimes::*part, Work&& work);
 
@@ -139,7 +140,8 @@ class LlamaRunner {
   std::vector<int> capture_layers_;
   std::vector<std::vector<float>> captured_;  // per capture layer: [tokens][n_heads][head_dim]
   DecodeTimes decode_times_;
-  bool timing_ = false;  // inside step()
+  DecodeTimes step_times_;  // the step under way, added to decode_times_ once it succeeds
+  bool timing_ = false;     // inside step()
 };
 
 }  // namespace cocktail::models
