@@ -55,7 +55,7 @@ nlohmann::json answer_stats_json(const models::AnswerStats& s) {
           {"prefill_s", s.prefill_s},
           {"prefill_tokens_per_s", s.prefill_s > 0 ? double(s.prompt_tokens) / s.prefill_s : 0.0},
           {"plan_s", s.plan_s},
-          {"tpot_s", s.tpot_s},
+          {"tpot_s", s.tpot_s()},
           {"tpot_parts_s",
            {{"matmul", t.per_step(t.matmul_s)},
             {"attention", t.per_step(t.attention_s)},

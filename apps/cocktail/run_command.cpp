@@ -29,7 +29,7 @@ void print_stats(const models::AnswerStats& s) {
   std::cerr << std::fixed << std::setprecision(2) << "\naverage bits per element: " << s.avg_bits
             << "\nKV bytes: " << human_bytes(s.kv_bytes) << " vs FP16 "
             << human_bytes(s.fp16_kv_bytes) << "\nprefill: " << s.prefill_s
-            << " s, plan: " << s.plan_s * 1e3 << " ms, TPOT: " << s.tpot_s * 1e3 << " ms ("
+            << " s, plan: " << s.plan_s * 1e3 << " ms, TPOT: " << s.tpot_s() * 1e3 << " ms ("
             << s.generated_tokens << " tokens), peak RSS: " << human_bytes(s.peak_rss_bytes)
             << "\n";
 }

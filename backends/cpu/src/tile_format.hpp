@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 
+#include "alignment.hpp"
 #include "cocktail/precision.hpp"
 #include "cocktail/quant_spec.hpp"
 #include "quant/packed_layout.hpp"
@@ -27,12 +28,6 @@ struct TileFormat {
   BlockShape key_shape() const { return {tokens, head_dim, CodeOrder::channel_major}; }
   BlockShape value_shape() const { return {tokens, head_dim, CodeOrder::token_major}; }
 };
-
-inline constexpr std::size_t kCacheLine = 64;
-
-constexpr std::size_t round_up(std::size_t n, std::size_t to) {
-  return (n + to - 1) / to * to;
-}
 
 inline TileFormat make_tile_format(const KvQuantLayout& layout, int head_dim, Precision p) {
   TileFormat f;

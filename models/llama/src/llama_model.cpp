@@ -13,16 +13,18 @@
 namespace cocktail::models {
 namespace {
 
-// Sets a flag for its lifetime, also when an exception leaves the scope.
-class Raised {
+// Points `slot` at `target` for its lifetime and back to nothing after, also when an exception
+// leaves the scope.
+template <class T>
+class PointedAt {
  public:
-  explicit Raised(bool& flag) : flag_(flag) { flag_ = true; }
-  ~Raised() { flag_ = false; }
-  Raised(const Raised&) = delete;
-  Raised& operator=(const Raised&) = delete;
+  PointedAt(T*& slot, T& target) : slot_(slot) { slot_ = &target; }
+  ~PointedAt() { slot_ = nullptr; }
+  PointedAt(const PointedAt&) = delete;
+  PointedAt& operator=(const PointedAt&) = delete;
 
  private:
-  bool& flag_;
+  T*& slot_;
 };
 
 [[noreturn]] void reject(const GgufFile& file, const std::string& what) {
@@ -162,22 +164,21 @@ DecodeTimes& DecodeTimes::operator+=(const DecodeTimes& o) {
 
 void LlamaRunner::step(Session& session, std::int32_t token, std::span<float> logits) {
   const Stopwatch watch;
-  step_times_ = DecodeTimes{};
+  DecodeTimes step{.steps = 1};
   {
-    const Raised timing(timing_);
+    const PointedAt timing(step_times_, step);
     run_block(session, std::span<const std::int32_t>(&token, 1), logits);
   }
-  step_times_.other_s = watch.seconds() - step_times_.total_s();
-  step_times_.steps = 1;
-  decode_times_ += step_times_;
+  step.other_s = watch.seconds() - step.total_s();
+  decode_times_ += step;
 }
 
 template <class Work>
 void LlamaRunner::timed(double DecodeTimes::*part, Work&& work) {
-  if (!timing_) return work();
+  if (!step_times_) return work();
   const Stopwatch watch;
   work();
-  step_times_.*part += watch.seconds();
+  step_times_->*part += watch.seconds();
 }
 
 void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> tokens,

@@ -131,7 +131,6 @@ Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callb
 
   stats.generated_tokens = std::int64_t(answer.tokens.size());
   stats.decode = runner.decode_times();
-  stats.tpot_s = stats.decode.per_step(stats.decode.total_s());
   for (const ChunkPlan& c : answer.plan.chunks) ++stats.chunks_per_precision[c.precision];
   stats.kv_bytes = session.store().bytes();
   const std::int64_t stored = session.store().n_tokens();

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "alignment.hpp"
 #include "cocktail/error.hpp"
 
 namespace cocktail::cpu {
@@ -16,16 +17,11 @@ constexpr std::size_t kHugePage = std::size_t(2) << 20;
 // Big enough that a block holds many layers' matrices; what a block leaves unused is never
 // touched, so it takes address space, not memory.
 constexpr std::size_t kBlockBytes = std::size_t(32) << 20;
-constexpr std::size_t kAlignment = 64;
-
-std::size_t round_up(std::size_t n, std::size_t to) {
-  return (n + to - 1) / to * to;
-}
 
 }  // namespace
 
 std::shared_ptr<std::uint8_t> HugePageArena::allocate(std::size_t bytes) {
-  const std::size_t rounded = round_up(bytes, kAlignment);
+  const std::size_t rounded = round_up(bytes, kCacheLine);
   const std::lock_guard lock(mutex_);
   if (!block_ || block_bytes_ - used_ < rounded) {
     const std::size_t size = std::max(kBlockBytes, round_up(rounded, kHugePage));

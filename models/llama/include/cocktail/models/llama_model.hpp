@@ -140,8 +140,8 @@ class LlamaRunner {
   std::vector<int> capture_layers_;
   std::vector<std::vector<float>> captured_;  // per capture layer: [tokens][n_heads][head_dim]
   DecodeTimes decode_times_;
-  DecodeTimes step_times_;  // the step under way, added to decode_times_ once it succeeds
-  bool timing_ = false;     // inside step()
+  // Inside step(): that step's times, added to decode_times_ once it succeeds.
+  DecodeTimes* step_times_ = nullptr;
 };
 
 }  // namespace cocktail::models

@@ -40,9 +40,11 @@ struct AnswerStats {
   std::size_t fp16_kv_bytes = 0;  // the same tokens in an FP16 cache
   double prefill_s = 0.0;
   double plan_s = 0.0;  // scoring + planning + reorder and quantization
-  double tpot_s = 0.0;  // mean time per generated token after the first
-  DecodeTimes decode;   // those tokens' steps, by part
+  DecodeTimes decode;   // the steps of the generated tokens after the first, by part
   std::size_t peak_rss_bytes = 0;
+
+  // Mean time per generated token after the first.
+  double tpot_s() const { return decode.per_step(decode.total_s()); }
 };
 
 struct Answer {
