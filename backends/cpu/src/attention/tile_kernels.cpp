@@ -303,6 +303,23 @@ struct LaneWeights {
   const float* rows[B] = {};  // [n_rows]
 };
 
+// Adds sets[1..N) into sets[0] pairwise (width W = N / 2 first), so that the sum's latency chain
+// is log2(N) adds long, not N - 1: a value dot is only 32 rows. One thread, 4K tokens, all INT2,
+// medians of 4: GQA 1 dim 128 160.3 against 162.9 µs, SmolLM2's shape 63.1 against 64.6 µs.
+template <int W, int N, int B>
+HWY_INLINE void add_pairwise(VF (&sets)[N][B][kLaneVecs]) {
+  static_assert(std::has_single_bit(unsigned(N)));
+  if constexpr (W > 0) {
+    for (int k = 0; k < W; ++k) {
+      for (int h = 0; h < B; ++h) {
+        for (int v = 0; v < kLaneVecs; ++v)
+          sets[k][h][v] = hn::Add(sets[k][h][v], sets[k + W][h][v]);
+      }
+    }
+    add_pairwise<W / 2>(sets);
+  }
+}
+
 // acc[h][0..] = Σ_r w_h[r]·code[r][col] over the rows of n_units consecutive lane units, for
 // their 16 columns: code (r, col) sits in its column's 32-bit lane at bit 8j + m·bits for
 // r = L·u + 4m + j. Each code is masked where it sits in its lane's low or high half instead of
@@ -351,11 +368,9 @@ HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const Lan
       }
     }
   }
+  add_pairwise<sets / 2>(part);
   for (int h = 0; h < B; ++h) {
-    for (int v = 0; v < kLaneVecs; ++v) {
-      acc[h][v] = part[0][h][v];
-      for (int k = 1; k < sets; ++k) acc[h][v] = hn::Add(acc[h][v], part[k][h][v]);
-    }
+    for (int v = 0; v < kLaneVecs; ++v) acc[h][v] = part[0][h][v];
   }
 }
 
