@@ -27,8 +27,8 @@ TEST(CliBench, AttentionJsonComparesTheMixedCacheWithFp16) {
   EXPECT_DOUBLE_EQ(bench.at("byte_ratio_vs_fp16").get<double>(), fp16_bytes / mixed_bytes);
 }
 
-// With the real model (scripts/fetch-models): rounds of an FP16 run and a configured run, and
-// the round with the median TPOT ratio reported at the top.
+// With the real model (scripts/fetch-models): rounds of the FP16 and the configured cache
+// decoding in turn, and the round with the median TPOT ratio reported at the top.
 TEST(CliBench, DecodeJsonReportsEveryRoundAndTheMedianOne) {
   const json bench =
       json_of(run_cli({"bench", "decode", "--config", shipped_config("default.toml"),

@@ -4,8 +4,6 @@
 #include <sys/resource.h>
 
 #include "cocktail/error.hpp"
-#include "cocktail/models/token_sampler.hpp"
-#include "cocktail/models/utf8_stream.hpp"
 #include "cocktail/stopwatch.hpp"
 
 namespace cocktail::models {
@@ -25,10 +23,23 @@ void append(std::vector<TokenId>& to, const std::vector<TokenId>& more) {
 
 QuestionAnswerer::QuestionAnswerer(const Engine& engine, const LlamaModel& model,
                                    const ModelSettings& settings)
+    : QuestionAnswerer(engine,
+                       std::make_shared<const LlamaWeights>(model, engine.backend().make_compute()),
+                       settings) {}
+
+QuestionAnswerer::QuestionAnswerer(const Engine& engine,
+                                   std::shared_ptr<const LlamaWeights> weights,
+                                   const ModelSettings& settings)
     : engine_(engine),
-      model_(model),
-      settings_(settings),
-      weights_(model, engine.backend().make_compute()) {}
+      weights_(std::move(weights)),
+      model_(weights_->model()),
+      settings_(settings) {
+  const std::string_view backend = engine.backend().name();
+  if (weights_->compute().name() != backend) {
+    throw Error(fmt::format("the model's weights were prepared for the {} backend, not {}",
+                            weights_->compute().name(), backend));
+  }
+}
 
 QuestionPrompt build_prompt(const LlamaModel& model, const Question& q) {
   const BpeTokenizer& tokenizer = model.tokenizer();
@@ -75,69 +86,106 @@ QuestionPrompt build_prompt(const LlamaModel& model, const Question& q) {
 }
 
 Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callbacks) const {
-  const QuestionPrompt prompt = build_prompt(model_, question);
-  const BpeTokenizer& tokenizer = model_.tokenizer();
-  const LlamaHyperparameters& h = model_.hparams();
-  const KvShape shape = h.kv_shape();
-  const auto prompt_tokens = std::int64_t(prompt.planned.size() + prompt.rest.size());
-  Session session = engine_.new_session(shape, prompt_tokens + question.max_new_tokens);
-  LlamaRunner runner(weights_, settings_.prefill_block);
-  std::vector<float> logits(std::size_t(h.n_vocab));
+  AnswerInProgress answer = start(question, callbacks);
+  while (answer.next_token()) {
+  }
+  return std::move(answer).finish();
+}
 
-  Answer answer;
-  AnswerStats& stats = answer.stats;
-  stats.prompt_tokens = prompt_tokens;
+AnswerInProgress QuestionAnswerer::start(const Question& question, Callbacks callbacks) const {
+  return AnswerInProgress(*this, question, std::move(callbacks), build_prompt(model_, question));
+}
+
+namespace {
+
+// The session the question's prompt and answer fit in (the prompt is checked first).
+Session session_for(const Engine& engine, const LlamaModel& model, const QuestionPrompt& prompt,
+                    const Question& question) {
+  const auto tokens = std::int64_t(prompt.planned.size() + prompt.rest.size());
+  return engine.new_session(model.hparams().kv_shape(), tokens + question.max_new_tokens);
+}
+
+}  // namespace
+
+AnswerInProgress::AnswerInProgress(const QuestionAnswerer& answerer, const Question& question,
+                                   AnswerCallbacks callbacks, const QuestionPrompt& prompt)
+    : answerer_(answerer),
+      max_new_tokens_(question.max_new_tokens),
+      stop_at_end_of_turn_(question.stop_at_end_of_turn),
+      callbacks_(std::move(callbacks)),
+      session_(session_for(answerer.engine_, answerer.model_, prompt, question)),
+      runner_(*answerer.weights_, answerer.settings_.prefill_block),
+      logits_(std::size_t(answerer.model_.hparams().n_vocab)),
+      sampler_(answerer.settings_.temperature, answerer.settings_.top_p, answerer.settings_.seed) {
+  const LlamaModel& model = answerer.model_;
+  AnswerStats& stats = answer_.stats;
+  stats.prompt_tokens = std::int64_t(prompt.planned.size() + prompt.rest.size());
   stats.context_tokens = std::int64_t(prompt.planned.size());
   stats.context_truncated = prompt.truncated;
 
   std::vector<TokenId> all = prompt.planned;
   append(all, prompt.rest);
   const auto n_planned = std::int64_t(prompt.planned.size());
-  const std::vector<int> attention_layers = engine_.scorer().query_attention_layers(h.n_layers);
+  const std::vector<int> attention_layers =
+      answerer.engine_.scorer().query_attention_layers(model.hparams().n_layers);
   const bool collect_attention = !attention_layers.empty();
-  if (collect_attention) runner.capture_queries(n_planned, attention_layers);
+  if (collect_attention) runner_.capture_queries(n_planned, attention_layers);
   Stopwatch watch;
-  runner.prefill(session, all, logits, callbacks.prefill_progress);
+  runner_.prefill(session_, all, logits_, callbacks_.prefill_progress);
   stats.prefill_s = watch.seconds();
 
   // Planning time includes reading the query's attention: it is the attention scorer's cost.
   watch.restart();
   std::vector<std::string> texts;
   texts.reserve(prompt.planned.size());
-  for (const TokenId id : prompt.planned) texts.emplace_back(tokenizer.token_piece(id, true));
+  for (const TokenId id : prompt.planned)
+    texts.emplace_back(model.tokenizer().token_piece(id, true));
   const QueryAttention attention =
-      collect_attention ? runner.query_attention(session, n_planned, attention_layers)
+      collect_attention ? runner_.query_attention(session_, n_planned, attention_layers)
                         : QueryAttention{};
-  answer.plan =
-      session.plan_and_commit(texts, question.question, collect_attention ? &attention : nullptr);
+  answer_.plan =
+      session_.plan_and_commit(texts, question.question, collect_attention ? &attention : nullptr);
   stats.plan_s = watch.seconds();
+}
 
-  TokenSampler sampler(settings_.temperature, settings_.top_p, settings_.seed);
-  Utf8Stream stream;
-  for (int i = 0; i < question.max_new_tokens; ++i) {
-    const TokenId next = sampler.next(logits);
-    const bool end_of_turn = tokenizer.vocabulary().types[std::size_t(next)] == TokenType::control;
-    if (end_of_turn && question.stop_at_end_of_turn) break;
-    answer.tokens.push_back(next);
-    const std::string text = stream.push(tokenizer.token_piece(next, false));
-    answer.text += text;
-    if (callbacks.on_text && !text.empty()) callbacks.on_text(text);
-    if (i + 1 == question.max_new_tokens) break;
-    runner.step(session, next, logits);
+bool AnswerInProgress::next_token() {
+  if (done_) return false;
+  const BpeTokenizer& tokenizer = answerer_.model_.tokenizer();
+  const TokenId next = sampler_.next(logits_);
+  const bool end_of_turn = tokenizer.vocabulary().types[std::size_t(next)] == TokenType::control;
+  if (end_of_turn && stop_at_end_of_turn_) {
+    done_ = true;
+    return false;
   }
-  const std::string rest = stream.finish();
-  answer.text += rest;
-  if (callbacks.on_text && !rest.empty()) callbacks.on_text(rest);
+  answer_.tokens.push_back(next);
+  const std::string text = text_.push(tokenizer.token_piece(next, false));
+  answer_.text += text;
+  if (callbacks_.on_text && !text.empty()) callbacks_.on_text(text);
+  // The last token is never fed back: its logits would go unused.
+  if (std::int64_t(answer_.tokens.size()) == max_new_tokens_) {
+    done_ = true;
+  } else {
+    runner_.step(session_, next, logits_);
+  }
+  return true;
+}
 
-  stats.generated_tokens = std::int64_t(answer.tokens.size());
-  stats.decode = runner.decode_times();
-  for (const ChunkPlan& c : answer.plan.chunks) ++stats.chunks_per_precision[c.precision];
-  stats.kv_bytes = session.store().bytes();
-  const std::int64_t stored = session.store().n_tokens();
-  stats.fp16_kv_bytes = shape.fp16_bytes(stored);
+Answer AnswerInProgress::finish() && {
+  const std::string rest = text_.finish();
+  answer_.text += rest;
+  if (callbacks_.on_text && !rest.empty()) callbacks_.on_text(rest);
+
+  AnswerStats& stats = answer_.stats;
+  stats.generated_tokens = std::int64_t(answer_.tokens.size());
+  stats.decode = runner_.decode_times();
+  for (const ChunkPlan& c : answer_.plan.chunks) ++stats.chunks_per_precision[c.precision];
+  const KvStore& store = session_.store();
+  stats.kv_bytes = store.bytes();
+  const std::int64_t stored = store.n_tokens();
+  stats.fp16_kv_bytes = answerer_.model_.hparams().kv_shape().fp16_bytes(stored);
   stats.avg_bits = stored > 0 ? 16.0 * double(stats.kv_bytes) / double(stats.fp16_kv_bytes) : 0.0;
   stats.peak_rss_bytes = peak_rss_bytes();
-  return answer;
+  return std::move(answer_);
 }
 
 }  // namespace cocktail::models

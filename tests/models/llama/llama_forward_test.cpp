@@ -9,6 +9,7 @@
 #include "cocktail/engine.hpp"
 #include "cocktail/error.hpp"
 #include "cocktail/models/llama_model.hpp"
+#include "cocktail/models/question_answering.hpp"
 #include "support/error_of.hpp"
 #include "tiny_llama.hpp"
 
@@ -120,6 +121,49 @@ TEST_F(TinyLlamaTest, DecodeTimesCountDecodeStepsByPart) {
   runner.prefill(session, random_tokens(4, 7), logits);
   EXPECT_EQ(runner.decode_times().steps, 3);
   EXPECT_EQ(runner.decode_times().total_s(), after_steps.total_s());
+}
+
+// A Compute of another backend: only its name is ever asked for.
+class OtherBackendCompute final : public Compute {
+ public:
+  std::string_view name() const override { return "other"; }
+  void matmul(const WeightView&, std::span<const float>, std::int64_t, std::span<float>) override {
+    unused();
+  }
+  void embedding(const WeightView&, std::span<const std::int32_t>, std::span<float>) override {
+    unused();
+  }
+  void rms_norm(std::span<const float>, std::span<const float>, float, std::span<float>) override {
+    unused();
+  }
+  void rope(std::span<float>, std::span<const std::int32_t>, int, int, float) override { unused(); }
+  void silu_mul(std::span<float>, std::span<const float>) override { unused(); }
+  void add(std::span<float>, std::span<const float>) override { unused(); }
+  void layer_norm(std::span<const float>, std::span<const float>, std::span<const float>, float,
+                  std::span<float>) override {
+    unused();
+  }
+  void gelu(std::span<float>) override { unused(); }
+  void add_bias(std::span<float>, std::span<const float>) override { unused(); }
+  void encoder_attention(std::span<const float>, std::span<const float>, std::span<const float>,
+                         std::span<const std::int64_t>, int, int, float,
+                         std::span<float>) override {
+    unused();
+  }
+
+ private:
+  [[noreturn]] static void unused() { throw Error("OtherBackendCompute ran an operation"); }
+};
+
+TEST_F(TinyLlamaTest, AnswererRefusesWeightsOfAnotherBackend) {
+  const LlamaModel model(path_);
+  auto weights =
+      std::make_shared<const LlamaWeights>(model, std::make_shared<OtherBackendCompute>());
+  EXPECT_THAT(
+      testing::error_of<Error>([&] { QuestionAnswerer(engine_, weights, ModelSettings{}); }),
+      HasSubstr("the model's weights were prepared for the other backend, not cpu"));
+  const QuestionAnswerer own(engine_, model, ModelSettings{});
+  EXPECT_NO_THROW(QuestionAnswerer(engine_, own.weights(), ModelSettings{}));
 }
 
 TEST_F(TinyLlamaTest, RejectsAWrongLogitsBuffer) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,9 @@
 #include "cocktail/engine.hpp"
 #include "cocktail/models/llama_model.hpp"
 #include "cocktail/models/model_settings.hpp"
+#include "cocktail/models/token_sampler.hpp"
+#include "cocktail/models/utf8_stream.hpp"
+#include "cocktail/session.hpp"
 
 namespace cocktail::models {
 
@@ -69,26 +73,74 @@ struct QuestionPrompt {
 // (see Question::truncate_context).
 QuestionPrompt build_prompt(const LlamaModel& model, const Question& question);
 
+class QuestionAnswerer;
+
+// What QuestionAnswerer passes on while it works.
+struct AnswerCallbacks {
+  std::function<void(std::int64_t done, std::int64_t total)> prefill_progress;
+  std::function<void(std::string_view text)> on_text;  // answer text as it is generated
+};
+
+// A question being answered one token at a time (QuestionAnswerer::start): the prompt is
+// prefilled and the plan committed when it is made, and each next_token() decodes one more
+// token of the answer. Several can run side by side, each with its own cache; each refers to
+// the QuestionAnswerer that made it, which must outlive it.
+class AnswerInProgress {
+ public:
+  // Adds the answer's next token (its text goes to on_text); false, adding nothing, once the
+  // answer is complete: max_new_tokens tokens, or the end of the model's turn when the question
+  // stops there.
+  bool next_token();
+  bool done() const { return done_; }
+  // The answer and its stats; the in-progress answer is spent.
+  Answer finish() &&;
+
+ private:
+  friend class QuestionAnswerer;
+  AnswerInProgress(const QuestionAnswerer& answerer, const Question& question,
+                   AnswerCallbacks callbacks, const QuestionPrompt& prompt);
+
+  const QuestionAnswerer& answerer_;
+  int max_new_tokens_;
+  bool stop_at_end_of_turn_;
+  AnswerCallbacks callbacks_;
+  Session session_;
+  LlamaRunner runner_;
+  std::vector<float> logits_;  // of the last token fed to the model
+  TokenSampler sampler_;
+  Utf8Stream text_;
+  Answer answer_;
+  bool done_ = false;
+};
+
 // Answers questions about long contexts with a Llama model on the engine's backend: prefill at
 // full precision, then the engine's planner and scorer plan the context and the store commits
 // the plan (reorder + quantize), then decoding runs on the mixed cache and its FP16 tail.
 class QuestionAnswerer {
  public:
-  struct Callbacks {
-    std::function<void(std::int64_t done, std::int64_t total)> prefill_progress;
-    std::function<void(std::string_view text)> on_text;  // answer text as it is generated
-  };
+  using Callbacks = AnswerCallbacks;
 
   QuestionAnswerer(const Engine& engine, const LlamaModel& model, const ModelSettings& settings);
+  // Shares another answerer's weights (for example to compare cache configurations on one copy
+  // of them). Throws Error when they were made for another backend than the engine's.
+  QuestionAnswerer(const Engine& engine, std::shared_ptr<const LlamaWeights> weights,
+                   const ModelSettings& settings);
 
-  // Throws Error as build_prompt() does.
+  const std::shared_ptr<const LlamaWeights>& weights() const { return weights_; }
+
+  // The whole answer. Throws Error as build_prompt() does.
   Answer answer(const Question& question, const Callbacks& callbacks = {}) const;
 
+  // Prefills the prompt and commits the plan; the caller decodes the answer token by token.
+  // Throws Error as build_prompt() does.
+  AnswerInProgress start(const Question& question, Callbacks callbacks = {}) const;
+
  private:
+  friend class AnswerInProgress;
   const Engine& engine_;
+  std::shared_ptr<const LlamaWeights> weights_;
   const LlamaModel& model_;
   ModelSettings settings_;
-  LlamaWeights weights_;
 };
 
 }  // namespace cocktail::models
