@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +16,7 @@
 #include "cocktail/engine.hpp"
 #include "cocktail/models/llama_model.hpp"
 #include "cocktail/models/model_settings.hpp"
+#include "real_model_test.hpp"
 
 namespace cocktail::models {
 namespace {
@@ -34,28 +34,14 @@ nlohmann::json fixture(const std::string& name) {
   return nlohmann::json::parse(in);
 }
 
-class LlamaFixtureTest : public ::testing::Test {
+class LlamaFixtureTest : public RealModelTest {
  protected:
-  static void SetUpTestSuite() {
-    const char* skip = std::getenv("COCKTAIL_SKIP_MODEL_TESTS");
-    if (skip && std::string(skip) == "1") return;
-    model_ = std::make_unique<LlamaModel>(ModelSettings{}.resolved_path());
-  }
-  static void TearDownTestSuite() { model_.reset(); }
-
-  void SetUp() override {
-    if (!model_) GTEST_SKIP() << "COCKTAIL_SKIP_MODEL_TESTS=1";
-  }
-
-  static std::unique_ptr<LlamaModel> model_;
   Engine engine_{
       parse_config("[engine]\nbackend = \"cpu\"\nplanner = \"uniform\"\n"
                    "[planner.uniform]\nprecision = \"fp16\"\n",
                    "llama_fixture_test.toml")};
   std::shared_ptr<Compute> compute_ = engine_.backend().make_compute();
 };
-
-std::unique_ptr<LlamaModel> LlamaFixtureTest::model_;
 
 TEST_F(LlamaFixtureTest, TokenIdsMatchLlamaCpp) {
   const nlohmann::json tokens = fixture("tokens.json");

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -14,6 +13,7 @@
 #include "cocktail/engine.hpp"
 #include "cocktail/models/llama_model.hpp"
 #include "cocktail/models/model_settings.hpp"
+#include "real_model_test.hpp"
 
 namespace cocktail::models {
 namespace {
@@ -36,23 +36,7 @@ Question long_question() {
   return q;
 }
 
-class QuestionAnsweringTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    const char* skip = std::getenv("COCKTAIL_SKIP_MODEL_TESTS");
-    if (skip && std::string(skip) == "1") return;
-    model_ = std::make_unique<LlamaModel>(ModelSettings{}.resolved_path());
-  }
-  static void TearDownTestSuite() { model_.reset(); }
-
-  void SetUp() override {
-    if (!model_) GTEST_SKIP() << "COCKTAIL_SKIP_MODEL_TESTS=1";
-  }
-
-  static std::unique_ptr<LlamaModel> model_;
-};
-
-std::unique_ptr<LlamaModel> QuestionAnsweringTest::model_;
+using QuestionAnsweringTest = RealModelTest;
 
 TEST_F(QuestionAnsweringTest, TokenByTokenIsTheWholeAnswerEvenInterleavedWithAnother) {
   const Engine cocktail = engine_with("planner = \"cocktail\"\n");
