@@ -30,10 +30,7 @@ QuestionAnswerer::QuestionAnswerer(const Engine& engine, const LlamaModel& model
 QuestionAnswerer::QuestionAnswerer(const Engine& engine,
                                    std::shared_ptr<const LlamaWeights> weights,
                                    const ModelSettings& settings)
-    : engine_(engine),
-      weights_(std::move(weights)),
-      model_(weights_->model()),
-      settings_(settings) {
+    : engine_(engine), weights_(std::move(weights)), settings_(settings) {
   const std::string_view backend = engine.backend().name();
   if (weights_->compute().name() != backend) {
     throw Error(fmt::format("the model's weights were prepared for the {} backend, not {}",
@@ -93,7 +90,7 @@ Answer QuestionAnswerer::answer(const Question& question, const Callbacks& callb
 }
 
 AnswerInProgress QuestionAnswerer::start(const Question& question, Callbacks callbacks) const {
-  return AnswerInProgress(*this, question, std::move(callbacks), build_prompt(model_, question));
+  return AnswerInProgress(*this, question, std::move(callbacks), build_prompt(model(), question));
 }
 
 namespace {
@@ -113,11 +110,11 @@ AnswerInProgress::AnswerInProgress(const QuestionAnswerer& answerer, const Quest
       max_new_tokens_(question.max_new_tokens),
       stop_at_end_of_turn_(question.stop_at_end_of_turn),
       callbacks_(std::move(callbacks)),
-      session_(session_for(answerer.engine_, answerer.model_, prompt, question)),
+      session_(session_for(answerer.engine_, answerer.model(), prompt, question)),
       runner_(*answerer.weights_, answerer.settings_.prefill_block),
-      logits_(std::size_t(answerer.model_.hparams().n_vocab)),
+      logits_(std::size_t(answerer.model().hparams().n_vocab)),
       sampler_(answerer.settings_.temperature, answerer.settings_.top_p, answerer.settings_.seed) {
-  const LlamaModel& model = answerer.model_;
+  const LlamaModel& model = answerer.model();
   AnswerStats& stats = answer_.stats;
   stats.prompt_tokens = std::int64_t(prompt.planned.size() + prompt.rest.size());
   stats.context_tokens = std::int64_t(prompt.planned.size());
@@ -150,7 +147,7 @@ AnswerInProgress::AnswerInProgress(const QuestionAnswerer& answerer, const Quest
 
 bool AnswerInProgress::next_token() {
   if (done_) return false;
-  const BpeTokenizer& tokenizer = answerer_.model_.tokenizer();
+  const BpeTokenizer& tokenizer = answerer_.model().tokenizer();
   const TokenId next = sampler_.next(logits_);
   const bool end_of_turn = tokenizer.vocabulary().types[std::size_t(next)] == TokenType::control;
   if (end_of_turn && stop_at_end_of_turn_) {
@@ -182,7 +179,7 @@ Answer AnswerInProgress::finish() && {
   const KvStore& store = session_.store();
   stats.kv_bytes = store.bytes();
   const std::int64_t stored = store.n_tokens();
-  stats.fp16_kv_bytes = answerer_.model_.hparams().kv_shape().fp16_bytes(stored);
+  stats.fp16_kv_bytes = answerer_.model().hparams().kv_shape().fp16_bytes(stored);
   stats.avg_bits = stored > 0 ? 16.0 * double(stats.kv_bytes) / double(stats.fp16_kv_bytes) : 0.0;
   stats.peak_rss_bytes = peak_rss_bytes();
   return std::move(answer_);

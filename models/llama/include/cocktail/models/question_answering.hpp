@@ -137,9 +137,10 @@ class QuestionAnswerer {
 
  private:
   friend class AnswerInProgress;
+  const LlamaModel& model() const { return weights_->model(); }
+
   const Engine& engine_;
   std::shared_ptr<const LlamaWeights> weights_;
-  const LlamaModel& model_;
   ModelSettings settings_;
 };
 
