@@ -19,6 +19,12 @@ void append(std::vector<TokenId>& to, const std::vector<TokenId>& more) {
   to.insert(to.end(), more.begin(), more.end());
 }
 
+// A session the prompt and the longest answer fit in.
+Session session_for(const Engine& engine, const LlamaModel& model, const QuestionPrompt& prompt,
+                    const Question& question) {
+  return engine.new_session(model.hparams().kv_shape(), prompt.tokens() + question.max_new_tokens);
+}
+
 }  // namespace
 
 QuestionAnswerer::QuestionAnswerer(const Engine& engine, const LlamaModel& model,
@@ -93,17 +99,6 @@ AnswerInProgress QuestionAnswerer::start(const Question& question, Callbacks cal
   return AnswerInProgress(*this, question, std::move(callbacks), build_prompt(model(), question));
 }
 
-namespace {
-
-// The session the question's prompt and answer fit in (the prompt is checked first).
-Session session_for(const Engine& engine, const LlamaModel& model, const QuestionPrompt& prompt,
-                    const Question& question) {
-  const auto tokens = std::int64_t(prompt.planned.size() + prompt.rest.size());
-  return engine.new_session(model.hparams().kv_shape(), tokens + question.max_new_tokens);
-}
-
-}  // namespace
-
 AnswerInProgress::AnswerInProgress(const QuestionAnswerer& answerer, const Question& question,
                                    AnswerCallbacks callbacks, const QuestionPrompt& prompt)
     : answerer_(answerer),
@@ -116,7 +111,7 @@ AnswerInProgress::AnswerInProgress(const QuestionAnswerer& answerer, const Quest
       sampler_(answerer.settings_.temperature, answerer.settings_.top_p, answerer.settings_.seed) {
   const LlamaModel& model = answerer.model();
   AnswerStats& stats = answer_.stats;
-  stats.prompt_tokens = std::int64_t(prompt.planned.size() + prompt.rest.size());
+  stats.prompt_tokens = prompt.tokens();
   stats.context_tokens = std::int64_t(prompt.planned.size());
   stats.context_truncated = prompt.truncated;
 

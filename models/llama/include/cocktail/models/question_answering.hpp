@@ -66,6 +66,8 @@ struct QuestionPrompt {
   std::vector<TokenId> rest;
   std::int64_t header_tokens = 0;  // the chat header at the start of `planned`
   bool truncated = false;
+
+  std::int64_t tokens() const { return std::int64_t(planned.size() + rest.size()); }
 };
 
 // Tokenizes a question with the model's chat template. Throws Error for an empty question, a
