@@ -8,6 +8,15 @@ set(_COCKTAIL_PLUGIN_EXPORTS_MAP ${CMAKE_CURRENT_LIST_DIR}/plugin-exports.map)
 
 function(cocktail_add_plugin target)
   cmake_parse_arguments(ARG "" "NAME" "SOURCES" ${ARGN})
+  # A stray word (a name split over two lines, a misspelt keyword) would otherwise vanish
+  # silently and leave a plugin built under the wrong name.
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "cocktail_add_plugin(${target}): unexpected arguments "
+                        "'${ARG_UNPARSED_ARGUMENTS}'; it takes NAME <kind-name> SOURCES <files...>")
+  endif()
+  if(ARG_KEYWORDS_MISSING_VALUES)
+    message(FATAL_ERROR "cocktail_add_plugin(${target}): ${ARG_KEYWORDS_MISSING_VALUES} needs a value")
+  endif()
   if(NOT ARG_NAME)
     message(FATAL_ERROR "cocktail_add_plugin(${target}): NAME is required")
   endif()

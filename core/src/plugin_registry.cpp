@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
-#include <cstddef>
 #include <cstdlib>
 #include <sstream>
 #include <utility>
@@ -12,7 +11,7 @@
 #include "cocktail/logging.hpp"
 #include "cocktail/plugin_abi.h"
 #include "cocktail/tie_lifetime.hpp"
-#include "cocktail/version.hpp"
+#include "plugin_descriptor.hpp"
 
 namespace cocktail {
 
@@ -91,27 +90,6 @@ std::vector<fs::path> split_path_list(const char* list) {
     if (!item.empty()) paths.emplace_back(item);
   }
   return paths;
-}
-
-// Why a descriptor cannot be used, or empty when it can.
-std::string descriptor_problem(const cocktail_plugin_descriptor* d) {
-  if (!d) return "its entry returned no descriptor";
-  if (d->abi_major != kAbiMajor) {
-    return "built for plugin ABI " + std::to_string(d->abi_major) + "." +
-           std::to_string(d->abi_minor) + ", this host speaks ABI " + std::to_string(kAbiMajor) +
-           "." + std::to_string(kAbiMinor) + "; rebuild the plugin against this Cocktail";
-  }
-  const std::size_t needed = offsetof(cocktail_plugin_descriptor, destroy) + sizeof(d->destroy);
-  if (d->struct_size < needed) {
-    return "descriptor is " + std::to_string(d->struct_size) + " bytes, at least " +
-           std::to_string(needed) + " expected";
-  }
-  if (d->kind < COCKTAIL_PLUGIN_BACKEND || d->kind > COCKTAIL_PLUGIN_SCORER) {
-    return "unknown plugin kind " + std::to_string(d->kind);
-  }
-  if (!d->name || !*d->name) return "descriptor has no name";
-  if (!d->create || !d->destroy) return "descriptor lacks its create or destroy function";
-  return {};
 }
 
 }  // namespace
