@@ -21,6 +21,52 @@ using nlohmann::json;
 const std::set<std::string> kKeys = {"context", "context_file", "expected",
                                      "id",      "kind",         "question"};
 
+// A bad value is shown in errors up to this many characters and this many levels deep: the
+// line may hold a huge value or one nested without end.
+constexpr std::size_t kShownChars = 60;
+constexpr int kShownDepth = 3;
+// Deeper than any case needs (an object holding an array of strings); parsing stops there.
+constexpr int kMaxDepth = 16;
+
+std::string json_text(const json& scalar) {
+  return scalar.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string cut(const std::string& text) {
+  return text.size() > kShownChars ? text.substr(0, kShownChars) : text;
+}
+
+// Appends `value` as compact JSON until `out` is longer than kShownChars, with containers
+// below kShownDepth levels as [...] or {...}.
+void append_shown(std::string& out, const json& value, int depth) {
+  if (!value.is_structured()) {
+    out += json_text(value.is_string() ? json(cut(value.get_ref<const std::string&>())) : value);
+    return;
+  }
+  const bool is_array = value.is_array();
+  if (depth == kShownDepth) {
+    out += is_array ? "[...]" : "{...}";
+    return;
+  }
+  out += is_array ? '[' : '{';
+  bool first = true;
+  for (const auto& item : value.items()) {
+    if (out.size() > kShownChars) break;
+    if (!first) out += ',';
+    first = false;
+    if (!is_array) out += json_text(json(cut(item.key()))) + ':';
+    append_shown(out, item.value(), depth + 1);
+  }
+  out += is_array ? ']' : '}';
+}
+
+std::string shown(const json& value) {
+  std::string out;
+  append_shown(out, value, 0);
+  if (out.size() > kShownChars) out = out.substr(0, kShownChars - 3) + "...";
+  return out;
+}
+
 // One line of the file, for errors that name file, line and key.
 struct Line {
   const std::string& source;
@@ -31,9 +77,7 @@ struct Line {
   }
   // "cases.jsonl:3: expected = 5 has the wrong type; allowed: ..."
   [[noreturn]] void fail(const std::string& key, const json& value, const std::string& what) const {
-    std::string shown = value.dump();
-    if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
-    fail(fmt::format("{} = {} {}", key, shown, what));
+    fail(fmt::format("{} = {} {}", key, shown(value), what));
   }
 };
 
@@ -58,7 +102,7 @@ std::vector<std::string> expected_answers(const json& object, const Line& line) 
   std::vector<std::string> answers;
   for (const json& answer : *it) {
     if (!answer.is_string() || answer.get_ref<const std::string&>().empty()) {
-      line.fail("expected", *it, fmt::format("has an element {}; {}", answer.dump(), kAllowed));
+      line.fail("expected", *it, fmt::format("has an element {}; {}", shown(answer), kAllowed));
     }
     answers.push_back(answer.get<std::string>());
   }
@@ -95,13 +139,27 @@ CaseKind kind_of(const json& object, const Line& line) {
   return *kind;
 }
 
-EvalCase parse_case(const std::string& text, const Line& line, const fs::path& base_dir) {
-  json object;
+json parse_json(const std::string& text, const Line& line) {
+  const json::parser_callback_t limit_depth = [&](int depth, json::parse_event_t event, json&) {
+    const bool opens =
+        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+    if (opens && depth >= kMaxDepth) {
+      line.fail(
+          fmt::format("nests arrays and objects more than {} deep; allowed: one object of "
+                      "strings and arrays of strings",
+                      kMaxDepth));
+    }
+    return true;
+  };
   try {
-    object = json::parse(text);
+    return json::parse(text, limit_depth);
   } catch (const json::parse_error& e) {
     line.fail(fmt::format("is not valid JSON: {}", e.what()));
   }
+}
+
+EvalCase parse_case(const std::string& text, const Line& line, const fs::path& base_dir) {
+  const json object = parse_json(text, line);
   if (!object.is_object()) line.fail("is not a JSON object; allowed: one object per line");
   for (const auto& item : object.items()) {
     if (!kKeys.contains(item.key())) {

@@ -84,6 +84,31 @@ TEST(CaseFileTest, ExactlyOneContext) {
       HasSubstr("x.jsonl:1: context_file = \"nope.txt\": cannot read the context file"));
 }
 
+// Found by fuzz/jsonl_fuzzer: a context nested 100,000 deep overflowed the stack while the
+// error message dumped it. Nesting is now refused while parsing, naming the line.
+TEST(CaseFileTest, RefusesDeepNestingWithoutRecursingIntoIt) {
+  const std::string good = R"({"id": "a", "question": "q", "expected": "e", "context": "c"})";
+  const std::size_t depth = 100000;
+  const std::string deep = R"({"id": "b", "question": "q", "expected": "e", "context": )" +
+                           std::string(depth, '[') + std::string(depth, ']') + "}";
+  EXPECT_THAT(jsonl_error(good + "\n" + deep),
+              HasSubstr("x.jsonl:2: nests arrays and objects more than 16 deep"));
+}
+
+// A bad value too big or too deep to show whole is cut, not dumped.
+TEST(CaseFileTest, ShowsOnlyTheStartOfABadValue) {
+  const std::string nested = R"({"id": "a", "question": "q", "expected": "e", "context": )"
+                             R"({"k": [[[["x"]]], 2]}})";
+  EXPECT_THAT(jsonl_error(nested), HasSubstr(R"(context = {"k":[[[...]],2]} has the wrong type)"));
+  std::string many = "\"e\"";
+  for (int i = 0; i < 100; ++i) many += ", 1";
+  const std::string long_answer =
+      R"({"id": "a", "question": "q", "context": "c", "expected": [)" + many + "]}";
+  EXPECT_THAT(jsonl_error(long_answer),
+              HasSubstr(R"(expected = ["e",1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,...)"
+                        " has an element 1;"));
+}
+
 TEST(CaseFileTest, IdsAreUnique) {
   const std::string a = R"({"id": "a", "question": "q", "expected": "e", "context": "c"})";
   const std::string b = R"({"id": "b", "question": "q", "expected": "e", "context": "c"})";
