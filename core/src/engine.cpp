@@ -5,7 +5,6 @@
 
 #include "cocktail/error.hpp"
 #include "cocktail/logging.hpp"
-#include "cocktail/tie_lifetime.hpp"
 
 namespace cocktail {
 
@@ -104,12 +103,8 @@ Session Engine::new_session(const KvShape& shape, std::int64_t max_tokens) const
 }
 
 Session Engine::session_from(const Session& prefilled) const {
-  std::shared_ptr<AttentionExecutor> attention = backend_->make_attention();
-  // The copy comes from the backend's own store, not through the registry's wrapper, so it
-  // keeps the attention executor (and with it the backend's library) alive instead.
-  std::shared_ptr<KvStore> store =
-      tie_lifetime(prefilled.store().clone(settings_.layout), attention);
-  return Session(std::move(store), std::move(attention), planner_, scorer_);
+  return Session(prefilled.store().clone(settings_.layout), backend_->make_attention(), planner_,
+                 scorer_);
 }
 
 }  // namespace cocktail

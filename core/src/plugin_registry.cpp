@@ -10,8 +10,8 @@
 #include "cocktail/error.hpp"
 #include "cocktail/logging.hpp"
 #include "cocktail/plugin_abi.h"
-#include "cocktail/tie_lifetime.hpp"
 #include "plugin_descriptor.hpp"
+#include "plugin_guards.hpp"
 
 namespace cocktail {
 
@@ -47,34 +47,6 @@ std::string_view to_string(PluginKind kind) {
 }
 
 namespace {
-
-// A backend from a plugin library; every object it makes keeps the backend (and so the
-// library) alive.
-class PluginBackend final : public Backend {
- public:
-  explicit PluginBackend(std::shared_ptr<Backend> inner) : inner_(std::move(inner)) {}
-  std::string_view name() const override { return inner_->name(); }
-  Availability availability() const override { return inner_->availability(); }
-  std::vector<DeviceInfo> devices() const override { return inner_->devices(); }
-  std::shared_ptr<Quantizer> make_quantizer(const QuantSpec& spec) override {
-    return tie_lifetime(inner_->make_quantizer(spec), inner_);
-  }
-  std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) override {
-    return tie_lifetime(inner_->make_kv_store(options), inner_);
-  }
-  std::shared_ptr<AttentionExecutor> make_attention() override {
-    return tie_lifetime(inner_->make_attention(), inner_);
-  }
-  std::shared_ptr<Compute> make_compute() override {
-    return tie_lifetime(inner_->make_compute(), inner_);
-  }
-  double measure_read_bandwidth(std::size_t bytes) override {
-    return inner_->measure_read_bandwidth(bytes);
-  }
-
- private:
-  std::shared_ptr<Backend> inner_;
-};
 
 bool is_plugin_file_name(const fs::path& file) {
   const std::string name = file.filename().string();
@@ -198,7 +170,14 @@ std::shared_ptr<void> PluginRegistry::create(PluginKind kind, const std::string&
   const cocktail_plugin_descriptor& d = entry.library->descriptor();
   char error[1024] = {};
   void* object = nullptr;
-  const int status = d.create(options, &object, error, sizeof error);
+  int status = COCKTAIL_CREATE_FAILED;
+  try {
+    status = d.create(options, &object, error, sizeof error);
+  } catch (...) {
+    // A hand-written entry that breaks the C contract: report it before anything else.
+    throw PluginError(std::string(to_string(kind)) + " '" + name + "' from " +
+                      entry.info.file.string() + " threw out of its C factory, which must not throw");
+  }
   // A config mistake stays a ConfigError: its message already names file, line and key.
   if (status == COCKTAIL_CREATE_BAD_CONFIG) throw ConfigError(error);
   if (status != 0 || !object) {
@@ -211,20 +190,27 @@ std::shared_ptr<void> PluginRegistry::create(PluginKind kind, const std::string&
       object, [library = entry.library](void* p) { library->descriptor().destroy(p); });
 }
 
+PluginLabel PluginRegistry::label(PluginKind kind, const std::string& name) const {
+  return {std::string(to_string(kind)) + " '" + name + "' (" +
+          find(kind, name).info.file.filename().string() + ")"};
+}
+
 std::shared_ptr<Backend> PluginRegistry::make_backend(const std::string& name,
                                                       Options* options) const {
-  auto inner = std::static_pointer_cast<Backend>(create(PluginKind::backend, name, options));
-  return std::make_shared<PluginBackend>(std::move(inner));
+  auto backend = std::static_pointer_cast<Backend>(create(PluginKind::backend, name, options));
+  return guard_backend(std::move(backend), label(PluginKind::backend, name));
 }
 
 std::shared_ptr<ChunkPlanner> PluginRegistry::make_planner(const std::string& name,
                                                            Options* options) const {
-  return std::static_pointer_cast<ChunkPlanner>(create(PluginKind::planner, name, options));
+  auto planner = std::static_pointer_cast<ChunkPlanner>(create(PluginKind::planner, name, options));
+  return guard_planner(std::move(planner), label(PluginKind::planner, name));
 }
 
 std::shared_ptr<ChunkScorer> PluginRegistry::make_scorer(const std::string& name,
                                                          Options* options) const {
-  return std::static_pointer_cast<ChunkScorer>(create(PluginKind::scorer, name, options));
+  auto scorer = std::static_pointer_cast<ChunkScorer>(create(PluginKind::scorer, name, options));
+  return guard_scorer(std::move(scorer), label(PluginKind::scorer, name));
 }
 
 }  // namespace cocktail

@@ -3,8 +3,6 @@
 #include <cmath>
 #include <utility>
 
-#include "cocktail/tie_lifetime.hpp"
-
 namespace cocktail {
 
 Session::Session(std::shared_ptr<KvStore> store, std::shared_ptr<AttentionExecutor> attention,
@@ -16,7 +14,7 @@ Session::Session(std::shared_ptr<KvStore> store, std::shared_ptr<AttentionExecut
 
 Session Session::fork() const {
   Session copy = *this;
-  copy.store_ = tie_lifetime(store_->clone(store_->options().layout), attention_);
+  copy.store_ = store_->clone(store_->options().layout);
   return copy;
 }
 

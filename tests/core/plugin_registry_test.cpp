@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,7 +97,8 @@ TEST_F(PluginRegistryScanTest, RefusesExactlyTheBadFiles) {
   for (const PluginInfo& info : registry_.plugins()) {
     if (info.file.parent_path() == kPluginDir) accepted.push_back(info.name);
   }
-  EXPECT_THAT(accepted, UnorderedElementsAre("test-good", "test-throwing", "test-failing"));
+  EXPECT_THAT(accepted, UnorderedElementsAre("test-good", "test-throwing", "test-failing",
+                                             "test-throws", "test-throws", "test-throws"));
 }
 
 TEST_F(PluginRegistryScanTest, RefusesANewerAbiMajorNamingBothVersions) {
@@ -325,6 +327,124 @@ TEST(PluginRegistryTest, FindsTheInTreePluginsBesideTheCoreLibrary) {
   expect_found(PluginKind::scorer, "bm25");
   EXPECT_FALSE(find_plugin(registry, PluginKind::planner, "test-good"))
       << "test plugins must stay out of the default search path";
+}
+
+// One call into a test-throws plugin: the plugin's kind, what the error must say after the
+// plugin's label, and the call, made on objects of a registry that is gone by the time the
+// error is caught.
+struct ThrowingCall {
+  std::string kind;
+  std::string says;
+  std::function<void(const PluginRegistry&)> call;
+};
+
+std::string label_of(const std::string& kind) {
+  return kind + " 'test-throws' (cocktail-test-throws-" + kind + ".so): ";
+}
+
+std::vector<ThrowingCall> calls_into_every_entry_point() {
+  const auto backend = [](const PluginRegistry& r) { return r.make_backend("test-throws"); };
+  const auto quantizer = [=](const PluginRegistry& r) {
+    return backend(r)->make_quantizer(QuantSpec{});
+  };
+  const auto store = [=](const PluginRegistry& r) { return backend(r)->make_kv_store({}); };
+  const auto attention = [=](const PluginRegistry& r) { return backend(r)->make_attention(); };
+  const auto compute = [=](const PluginRegistry& r) { return backend(r)->make_compute(); };
+  const auto planner = [](const PluginRegistry& r) { return r.make_planner("test-throws"); };
+  const auto scorer = [](const PluginRegistry& r) { return r.make_scorer("test-throws"); };
+  const auto thrown_by = [](const std::string& method) { return "thrown by " + method; };
+  const BlockShape shape{32, 32, CodeOrder::token_major};
+  const WeightView weights{};
+  return {
+      {"backend", thrown_by("Backend::name"), [=](auto& r) { backend(r)->name(); }},
+      {"backend", thrown_by("Backend::availability"),
+       [=](auto& r) { backend(r)->availability(); }},
+      {"backend", "threw something that is not a std::exception",
+       [=](auto& r) { backend(r)->devices(); }},
+      {"backend", "out of memory", [=](auto& r) { backend(r)->measure_read_bandwidth(1); }},
+      {"backend", thrown_by("Quantizer::spec"), [=](auto& r) { quantizer(r)->spec(); }},
+      {"backend", thrown_by("Quantizer::packed_bytes"),
+       [=](auto& r) { quantizer(r)->packed_bytes(shape); }},
+      {"backend", thrown_by("Quantizer::pack"), [=](auto& r) { quantizer(r)->pack({}, shape, {}); }},
+      {"backend", thrown_by("Quantizer::unpack"),
+       [=](auto& r) { quantizer(r)->unpack({}, shape, {}); }},
+      {"backend", thrown_by("KvStore::options"), [=](auto& r) { store(r)->options(); }},
+      {"backend", thrown_by("KvStore::append"), [=](auto& r) { store(r)->append(0, {}, {}, 0); }},
+      {"backend", thrown_by("KvStore::commit"), [=](auto& r) { store(r)->commit(Plan{}); }},
+      {"backend", thrown_by("KvStore::n_tokens"), [=](auto& r) { store(r)->n_tokens(); }},
+      {"backend", thrown_by("KvStore::n_committed"), [=](auto& r) { store(r)->n_committed(); }},
+      {"backend", thrown_by("KvStore::plan"), [=](auto& r) { store(r)->plan(); }},
+      {"backend", thrown_by("KvStore::bytes"), [=](auto& r) { store(r)->bytes(); }},
+      {"backend", thrown_by("KvStore::segments"), [=](auto& r) { store(r)->segments(); }},
+      {"backend", thrown_by("KvStore::snapshot"), [=](auto& r) { store(r)->snapshot(0, 0); }},
+      {"backend", thrown_by("KvStore::clone"), [=](auto& r) { store(r)->clone({}); }},
+      {"backend", thrown_by("AttentionExecutor::decode"),
+       [=](auto& r) { attention(r)->decode(*store(r), 0, {}, 1, 1.0f, {}); }},
+      {"backend", thrown_by("AttentionExecutor::prefill"),
+       [=](auto& r) { attention(r)->prefill(*store(r), 0, {}, 1, 1, 1.0f, {}); }},
+      {"backend", thrown_by("AttentionExecutor::attention_mass"),
+       [=](auto& r) { attention(r)->attention_mass(*store(r), 0, {}, 1, 1, 1.0f, {}); }},
+      {"backend", thrown_by("Compute::name"), [=](auto& r) { compute(r)->name(); }},
+      {"backend", thrown_by("Compute::prepare"), [=](auto& r) { compute(r)->prepare(weights); }},
+      {"backend", thrown_by("Compute::matmul"),
+       [=](auto& r) { compute(r)->matmul(weights, {}, 0, {}); }},
+      {"backend", thrown_by("Compute::matmul_shared_input"),
+       [=](auto& r) { compute(r)->matmul_shared_input({}, 0, {}); }},
+      {"backend", thrown_by("Compute::embedding"),
+       [=](auto& r) { compute(r)->embedding(weights, {}, {}); }},
+      {"backend", thrown_by("Compute::rms_norm"),
+       [=](auto& r) { compute(r)->rms_norm({}, {}, 1e-5f, {}); }},
+      {"backend", thrown_by("Compute::rope"),
+       [=](auto& r) { compute(r)->rope({}, {}, 1, 32, 1e4f); }},
+      {"backend", thrown_by("Compute::silu_mul"), [=](auto& r) { compute(r)->silu_mul({}, {}); }},
+      {"backend", thrown_by("Compute::add"), [=](auto& r) { compute(r)->add({}, {}); }},
+      {"backend", thrown_by("Compute::layer_norm"),
+       [=](auto& r) { compute(r)->layer_norm({}, {}, {}, 1e-5f, {}); }},
+      {"backend", thrown_by("Compute::gelu"), [=](auto& r) { compute(r)->gelu({}); }},
+      {"backend", thrown_by("Compute::add_bias"), [=](auto& r) { compute(r)->add_bias({}, {}); }},
+      {"backend", thrown_by("Compute::encoder_attention"),
+       [=](auto& r) { compute(r)->encoder_attention({}, {}, {}, {}, 1, 32, 1.0f, {}); }},
+      {"planner", thrown_by("name"), [=](auto& r) { planner(r)->name(); }},
+      {"planner", thrown_by("plan"), [=](auto& r) { planner(r)->plan(PlanInput{}); }},
+      {"planner", thrown_by("replans_during_decode"),
+       [=](auto& r) { planner(r)->replans_during_decode(); }},
+      {"scorer", thrown_by("name"), [=](auto& r) { scorer(r)->name(); }},
+      {"scorer", thrown_by("score"), [=](auto& r) { scorer(r)->score(ScoringInput{}); }},
+      {"scorer", thrown_by("use_compute"), [=](auto& r) { scorer(r)->use_compute(nullptr); }},
+  };
+}
+
+// The message of what `call` throws, read after its registry, its objects and so the plugin
+// libraries are gone: the error a host catches must not live in a plugin's library.
+std::string error_after_unload(const ThrowingCall& c) {
+  const fs::path file = plugin_file("test-throws-" + c.kind);
+  try {
+    const PluginRegistry registry({file});
+    c.call(registry);
+  } catch (const Error& e) {
+    EXPECT_FALSE(is_loaded(file)) << "the test needs the library unloaded by now";
+    return e.what();
+  }
+  return "(nothing thrown)";
+}
+
+TEST(PluginBoundaryTest, EveryEntryPointThrowsAHostErrorNamingThePlugin) {
+  for (const ThrowingCall& c : calls_into_every_entry_point()) {
+    SCOPED_TRACE(c.kind + ": " + c.says);
+    EXPECT_EQ(error_after_unload(c), label_of(c.kind) + c.says);
+  }
+}
+
+TEST(PluginBoundaryTest, AConfigErrorFromAPluginMethodKeepsItsTypeAndMessage) {
+  // Its message already names file, line and key: no label is put before it.
+  std::string message;
+  try {
+    const PluginRegistry registry({plugin_file("test-throws-scorer")});
+    registry.make_scorer("test-throws")->query_attention_layers(30);
+  } catch (const ConfigError& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message, "test.toml:7: thrown by query_attention_layers");
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ struct PluginRejection {
 };
 
 class LoadedLibrary;
+struct PluginLabel;
 
 // Finds plugin libraries (files named `cocktail-*.so`), checks their ABI and creates their
 // objects. Search order, first name wins: the `cocktail/` folder beside the core library (the
@@ -52,7 +53,10 @@ class PluginRegistry {
   const std::vector<PluginRejection>& rejections() const { return rejections_; }
   std::vector<PluginInfo> plugins_of(PluginKind kind) const;
 
-  // Throw PluginError when no plugin of that kind and name exists or its factory fails.
+  // Throw PluginError when no plugin of that kind and name exists or its factory fails. The
+  // objects they return, and every object those make, rethrow what the plugin's code throws as
+  // an error of this library naming the plugin, so no exception outlives the plugin's library.
+  // A planner's and a scorer's calls are serialised: sessions on other threads may share them.
   std::shared_ptr<Backend> make_backend(const std::string& name, Options* options = nullptr) const;
   std::shared_ptr<ChunkPlanner> make_planner(const std::string& name,
                                              Options* options = nullptr) const;
@@ -68,6 +72,7 @@ class PluginRegistry {
   void try_load(const std::filesystem::path& file);
   const Entry& find(PluginKind kind, const std::string& name) const;
   std::shared_ptr<void> create(PluginKind kind, const std::string& name, Options* options) const;
+  PluginLabel label(PluginKind kind, const std::string& name) const;
 
   std::vector<std::filesystem::path> search_path_;
   std::vector<Entry> entries_;

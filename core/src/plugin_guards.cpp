@@ -1,0 +1,298 @@
+#include "plugin_guards.hpp"
+
+#include <exception>
+#include <mutex>
+#include <new>
+#include <utility>
+
+#include "cocktail/error.hpp"
+#include "cocktail/tie_lifetime.hpp"
+
+namespace cocktail {
+
+namespace {
+
+// Runs `call` (a call into plugin code) and rethrows anything it throws as an error owned by
+// the core library, with the message copied while the plugin is still loaded. A config
+// mistake stays a ConfigError with its message unchanged: it already names file, line and key.
+template <class Call>
+decltype(auto) call_plugin(const PluginLabel& label, Call&& call) {
+  try {
+    return std::forward<Call>(call)();
+  } catch (const ConfigError& e) {
+    throw ConfigError(e.what());
+  } catch (const PluginError& e) {
+    throw PluginError(label.text + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw Error(label.text + ": out of memory");
+  } catch (const std::exception& e) {
+    throw Error(label.text + ": " + e.what());
+  } catch (...) {
+    throw Error(label.text + ": threw something that is not a std::exception");
+  }
+}
+
+// The wrapped object, who it is, and what must outlive it (the plugin's backend, whose library
+// holds the wrapped object's code).
+template <class Interface>
+class Guard {
+ public:
+  Guard(std::shared_ptr<Interface> inner, PluginLabel label, std::shared_ptr<const void> owner)
+      : inner_(tie_lifetime(std::move(inner), std::move(owner))), label_(std::move(label)) {}
+
+ protected:
+  template <class Call>
+  decltype(auto) call(Call&& c) const {
+    return call_plugin(label_, std::forward<Call>(c));
+  }
+
+  std::shared_ptr<Interface> inner_;
+  PluginLabel label_;
+};
+
+class GuardedQuantizer final : public Quantizer, Guard<Quantizer> {
+ public:
+  using Guard::Guard;
+  const QuantSpec& spec() const override {
+    return call([&]() -> const QuantSpec& { return inner_->spec(); });
+  }
+  std::size_t packed_bytes(const BlockShape& shape) const override {
+    return call([&] { return inner_->packed_bytes(shape); });
+  }
+  void pack(std::span<const float> values, const BlockShape& shape,
+            std::span<std::byte> packed) const override {
+    call([&] { inner_->pack(values, shape, packed); });
+  }
+  void unpack(std::span<const std::byte> packed, const BlockShape& shape,
+              std::span<float> values) const override {
+    call([&] { inner_->unpack(packed, shape, values); });
+  }
+};
+
+class GuardedKvStore final : public KvStore, Guard<KvStore> {
+ public:
+  GuardedKvStore(std::shared_ptr<KvStore> inner, PluginLabel label,
+                 std::shared_ptr<const void> owner)
+      : Guard(std::move(inner), label, owner), owner_(std::move(owner)) {}
+
+  // The plugin's own store, for its own attention executor, which reads it directly.
+  const KvStore& inner() const { return *inner_; }
+
+  const KvStoreOptions& options() const override {
+    return call([&]() -> const KvStoreOptions& { return inner_->options(); });
+  }
+  void append(int layer, std::span<const float> k, std::span<const float> v,
+              std::int64_t n_tokens) override {
+    call([&] { inner_->append(layer, k, v, n_tokens); });
+  }
+  void commit(const Plan& plan) override {
+    call([&] { inner_->commit(plan); });
+  }
+  std::int64_t n_tokens() const override {
+    return call([&] { return inner_->n_tokens(); });
+  }
+  std::int64_t n_committed() const override {
+    return call([&] { return inner_->n_committed(); });
+  }
+  const Plan& plan() const override {
+    return call([&]() -> const Plan& { return inner_->plan(); });
+  }
+  std::size_t bytes() const override {
+    return call([&] { return inner_->bytes(); });
+  }
+  std::vector<SegmentInfo> segments() const override {
+    return call([&] { return inner_->segments(); });
+  }
+  KvHeadSnapshot snapshot(int layer, int kv_head) const override {
+    return call([&] { return inner_->snapshot(layer, kv_head); });
+  }
+  std::shared_ptr<KvStore> clone(const KvQuantLayout& layout) const override {
+    std::shared_ptr<KvStore> copy = call([&] { return inner_->clone(layout); });
+    return std::make_shared<GuardedKvStore>(std::move(copy), label_, owner_);
+  }
+
+ private:
+  std::shared_ptr<const void> owner_;
+};
+
+// A store made by the same plugin reaches it unwrapped; any other store is passed as it is
+// (the plugin decides whether it can read it).
+const KvStore& unguarded(const KvStore& store) {
+  const auto* guarded = dynamic_cast<const GuardedKvStore*>(&store);
+  return guarded ? guarded->inner() : store;
+}
+
+class GuardedAttention final : public AttentionExecutor, Guard<AttentionExecutor> {
+ public:
+  using Guard::Guard;
+  void decode(const KvStore& store, int layer, std::span<const float> q, int n_q_heads,
+              float softmax_scale, std::span<float> out) override {
+    call([&] { inner_->decode(unguarded(store), layer, q, n_q_heads, softmax_scale, out); });
+  }
+  void prefill(const KvStore& store, int layer, std::span<const float> q, std::int64_t n_new,
+               int n_q_heads, float softmax_scale, std::span<float> out) override {
+    call([&] {
+      inner_->prefill(unguarded(store), layer, q, n_new, n_q_heads, softmax_scale, out);
+    });
+  }
+  void attention_mass(const KvStore& store, int layer, std::span<const float> q,
+                      std::int64_t n_query, int n_q_heads, float softmax_scale,
+                      std::span<float> mass) override {
+    call([&] {
+      inner_->attention_mass(unguarded(store), layer, q, n_query, n_q_heads, softmax_scale, mass);
+    });
+  }
+};
+
+class GuardedCompute final : public Compute, Guard<Compute> {
+ public:
+  using Guard::Guard;
+  std::string_view name() const override {
+    return call([&] { return inner_->name(); });
+  }
+  std::unique_ptr<PreparedWeights> prepare(const WeightView& w) const override {
+    return call([&] { return inner_->prepare(w); });
+  }
+  void matmul(const WeightView& w, std::span<const float> x, std::int64_t n,
+              std::span<float> y) override {
+    call([&] { inner_->matmul(w, x, n, y); });
+  }
+  void matmul_shared_input(std::span<const float> x, std::int64_t n,
+                           std::span<const MatmulOutput> outputs) override {
+    call([&] { inner_->matmul_shared_input(x, n, outputs); });
+  }
+  void embedding(const WeightView& table, std::span<const std::int32_t> ids,
+                 std::span<float> out) override {
+    call([&] { inner_->embedding(table, ids, out); });
+  }
+  void rms_norm(std::span<const float> x, std::span<const float> weight, float eps,
+                std::span<float> out) override {
+    call([&] { inner_->rms_norm(x, weight, eps, out); });
+  }
+  void rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads,
+            int head_dim, float base) override {
+    call([&] { inner_->rope(x, positions, n_heads, head_dim, base); });
+  }
+  void silu_mul(std::span<float> gate, std::span<const float> up) override {
+    call([&] { inner_->silu_mul(gate, up); });
+  }
+  void add(std::span<float> x, std::span<const float> y) override {
+    call([&] { inner_->add(x, y); });
+  }
+  void layer_norm(std::span<const float> x, std::span<const float> weight,
+                  std::span<const float> bias, float eps, std::span<float> out) override {
+    call([&] { inner_->layer_norm(x, weight, bias, eps, out); });
+  }
+  void gelu(std::span<float> x) override {
+    call([&] { inner_->gelu(x); });
+  }
+  void add_bias(std::span<float> x, std::span<const float> bias) override {
+    call([&] { inner_->add_bias(x, bias); });
+  }
+  void encoder_attention(std::span<const float> q, std::span<const float> k,
+                         std::span<const float> v, std::span<const std::int64_t> lengths,
+                         int n_heads, int head_dim, float scale, std::span<float> out) override {
+    call([&] { inner_->encoder_attention(q, k, v, lengths, n_heads, head_dim, scale, out); });
+  }
+};
+
+class GuardedBackend final : public Backend, Guard<Backend> {
+ public:
+  GuardedBackend(std::shared_ptr<Backend> inner, PluginLabel label)
+      : Guard(std::move(inner), std::move(label), nullptr) {}
+
+  std::string_view name() const override {
+    return call([&] { return inner_->name(); });
+  }
+  Availability availability() const override {
+    return call([&] { return inner_->availability(); });
+  }
+  std::vector<DeviceInfo> devices() const override {
+    return call([&] { return inner_->devices(); });
+  }
+  std::shared_ptr<Quantizer> make_quantizer(const QuantSpec& spec) override {
+    return made<GuardedQuantizer>([&] { return inner_->make_quantizer(spec); });
+  }
+  std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) override {
+    return made<GuardedKvStore>([&] { return inner_->make_kv_store(options); });
+  }
+  std::shared_ptr<AttentionExecutor> make_attention() override {
+    return made<GuardedAttention>([&] { return inner_->make_attention(); });
+  }
+  std::shared_ptr<Compute> make_compute() override {
+    return made<GuardedCompute>([&] { return inner_->make_compute(); });
+  }
+  double measure_read_bandwidth(std::size_t bytes) override {
+    return call([&] { return inner_->measure_read_bandwidth(bytes); });
+  }
+
+ private:
+  // An object the plugin made, guarded and keeping the plugin's backend (and library) alive.
+  template <class Guarded, class Make>
+  std::shared_ptr<Guarded> made(Make&& make) {
+    auto object = call(std::forward<Make>(make));
+    if (!object) throw Error(label_.text + ": made no object");
+    return std::make_shared<Guarded>(std::move(object), label_, inner_);
+  }
+};
+
+class GuardedPlanner final : public ChunkPlanner, Guard<ChunkPlanner> {
+ public:
+  GuardedPlanner(std::shared_ptr<ChunkPlanner> inner, PluginLabel label)
+      : Guard(std::move(inner), std::move(label), nullptr) {}
+
+  std::string_view name() const override {
+    return call([&] { return inner_->name(); });
+  }
+  Plan plan(const PlanInput& input) override {
+    const std::lock_guard lock(mutex_);
+    return call([&] { return inner_->plan(input); });
+  }
+  bool replans_during_decode() const override {
+    return call([&] { return inner_->replans_during_decode(); });
+  }
+
+ private:
+  std::mutex mutex_;
+};
+
+class GuardedScorer final : public ChunkScorer, Guard<ChunkScorer> {
+ public:
+  GuardedScorer(std::shared_ptr<ChunkScorer> inner, PluginLabel label)
+      : Guard(std::move(inner), std::move(label), nullptr) {}
+
+  std::string_view name() const override {
+    return call([&] { return inner_->name(); });
+  }
+  std::vector<double> score(const ScoringInput& input) override {
+    const std::lock_guard lock(mutex_);
+    return call([&] { return inner_->score(input); });
+  }
+  void use_compute(std::shared_ptr<Compute> compute) override {
+    const std::lock_guard lock(mutex_);
+    call([&] { inner_->use_compute(std::move(compute)); });
+  }
+  std::vector<int> query_attention_layers(int n_layers) const override {
+    return call([&] { return inner_->query_attention_layers(n_layers); });
+  }
+
+ private:
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> guard_backend(std::shared_ptr<Backend> backend, PluginLabel label) {
+  return std::make_shared<GuardedBackend>(std::move(backend), std::move(label));
+}
+
+std::shared_ptr<ChunkPlanner> guard_planner(std::shared_ptr<ChunkPlanner> planner,
+                                            PluginLabel label) {
+  return std::make_shared<GuardedPlanner>(std::move(planner), std::move(label));
+}
+
+std::shared_ptr<ChunkScorer> guard_scorer(std::shared_ptr<ChunkScorer> scorer, PluginLabel label) {
+  return std::make_shared<GuardedScorer>(std::move(scorer), std::move(label));
+}
+
+}  // namespace cocktail

@@ -1,0 +1,135 @@
+// A backend whose every method throws, except the factories, which make objects whose every
+// method throws. Two methods throw what a careless plugin might: std::bad_alloc and a value
+// that is no std::exception at all.
+#include <new>
+
+#include "cocktail/plugin.hpp"
+#include "throws_everywhere.hpp"
+
+namespace {
+
+using cocktail_test::throw_from;
+
+class ThrowingQuantizer : public cocktail::Quantizer {
+ public:
+  const cocktail::QuantSpec& spec() const override { throw_from("Quantizer::spec"); }
+  std::size_t packed_bytes(const cocktail::BlockShape&) const override {
+    throw_from("Quantizer::packed_bytes");
+  }
+  void pack(std::span<const float>, const cocktail::BlockShape&,
+            std::span<std::byte>) const override {
+    throw_from("Quantizer::pack");
+  }
+  void unpack(std::span<const std::byte>, const cocktail::BlockShape&,
+              std::span<float>) const override {
+    throw_from("Quantizer::unpack");
+  }
+};
+
+class ThrowingKvStore : public cocktail::KvStore {
+ public:
+  const cocktail::KvStoreOptions& options() const override { throw_from("KvStore::options"); }
+  void append(int, std::span<const float>, std::span<const float>, std::int64_t) override {
+    throw_from("KvStore::append");
+  }
+  void commit(const cocktail::Plan&) override { throw_from("KvStore::commit"); }
+  std::int64_t n_tokens() const override { throw_from("KvStore::n_tokens"); }
+  std::int64_t n_committed() const override { throw_from("KvStore::n_committed"); }
+  const cocktail::Plan& plan() const override { throw_from("KvStore::plan"); }
+  std::size_t bytes() const override { throw_from("KvStore::bytes"); }
+  std::vector<cocktail::SegmentInfo> segments() const override {
+    throw_from("KvStore::segments");
+  }
+  cocktail::KvHeadSnapshot snapshot(int, int) const override { throw_from("KvStore::snapshot"); }
+  std::shared_ptr<cocktail::KvStore> clone(const cocktail::KvQuantLayout&) const override {
+    throw_from("KvStore::clone");
+  }
+};
+
+class ThrowingAttention : public cocktail::AttentionExecutor {
+ public:
+  void decode(const cocktail::KvStore&, int, std::span<const float>, int, float,
+              std::span<float>) override {
+    throw_from("AttentionExecutor::decode");
+  }
+  void prefill(const cocktail::KvStore&, int, std::span<const float>, std::int64_t, int, float,
+               std::span<float>) override {
+    throw_from("AttentionExecutor::prefill");
+  }
+  void attention_mass(const cocktail::KvStore&, int, std::span<const float>, std::int64_t, int,
+                      float, std::span<float>) override {
+    throw_from("AttentionExecutor::attention_mass");
+  }
+};
+
+class ThrowingCompute : public cocktail::Compute {
+ public:
+  std::string_view name() const override { throw_from("Compute::name"); }
+  std::unique_ptr<cocktail::PreparedWeights> prepare(const cocktail::WeightView&) const override {
+    throw_from("Compute::prepare");
+  }
+  void matmul(const cocktail::WeightView&, std::span<const float>, std::int64_t,
+              std::span<float>) override {
+    throw_from("Compute::matmul");
+  }
+  void matmul_shared_input(std::span<const float>, std::int64_t,
+                           std::span<const cocktail::MatmulOutput>) override {
+    throw_from("Compute::matmul_shared_input");
+  }
+  void embedding(const cocktail::WeightView&, std::span<const std::int32_t>,
+                 std::span<float>) override {
+    throw_from("Compute::embedding");
+  }
+  void rms_norm(std::span<const float>, std::span<const float>, float,
+                std::span<float>) override {
+    throw_from("Compute::rms_norm");
+  }
+  void rope(std::span<float>, std::span<const std::int32_t>, int, int, float) override {
+    throw_from("Compute::rope");
+  }
+  void silu_mul(std::span<float>, std::span<const float>) override {
+    throw_from("Compute::silu_mul");
+  }
+  void add(std::span<float>, std::span<const float>) override { throw_from("Compute::add"); }
+  void layer_norm(std::span<const float>, std::span<const float>, std::span<const float>, float,
+                  std::span<float>) override {
+    throw_from("Compute::layer_norm");
+  }
+  void gelu(std::span<float>) override { throw_from("Compute::gelu"); }
+  void add_bias(std::span<float>, std::span<const float>) override {
+    throw_from("Compute::add_bias");
+  }
+  void encoder_attention(std::span<const float>, std::span<const float>, std::span<const float>,
+                         std::span<const std::int64_t>, int, int, float,
+                         std::span<float>) override {
+    throw_from("Compute::encoder_attention");
+  }
+};
+
+class ThrowingBackend : public cocktail::Backend {
+ public:
+  explicit ThrowingBackend(cocktail::Options&) {}
+  std::string_view name() const override { throw_from("Backend::name"); }
+  cocktail::Availability availability() const override { throw_from("Backend::availability"); }
+  std::vector<cocktail::DeviceInfo> devices() const override {
+    throw 42;  // not a std::exception
+  }
+  std::shared_ptr<cocktail::Quantizer> make_quantizer(const cocktail::QuantSpec&) override {
+    return std::make_shared<ThrowingQuantizer>();
+  }
+  std::shared_ptr<cocktail::KvStore> make_kv_store(const cocktail::KvStoreOptions&) override {
+    return std::make_shared<ThrowingKvStore>();
+  }
+  std::shared_ptr<cocktail::AttentionExecutor> make_attention() override {
+    return std::make_shared<ThrowingAttention>();
+  }
+  std::shared_ptr<cocktail::Compute> make_compute() override {
+    return std::make_shared<ThrowingCompute>();
+  }
+  double measure_read_bandwidth(std::size_t) override { throw std::bad_alloc(); }
+};
+
+}  // namespace
+
+COCKTAIL_BACKEND_PLUGIN("test-throws", "0.0.1", "test backend: every method throws",
+                        ThrowingBackend)
