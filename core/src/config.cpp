@@ -152,16 +152,14 @@ class TomlScanner {
   // The text toml++ can take safely; throws TomlHazard.
   std::string safe_text() {
     if (at("\xEF\xBB\xBF")) copy(3);  // toml++ skips a byte order mark
+    body_begin_ = pos_;
     while (!done()) {
-      if (at("#")) {
+      const char c = text_[pos_];
+      if (c == '#') {
         copy_until_line_end();
-      } else if (at(R"(""")")) {
-        copy_multi_line_basic();
-      } else if (at("'''")) {
-        copy_multi_line_literal();
-      } else if (at("\"") || at("'")) {
-        copy_single_line_string(text_[pos_]);
-      } else if (is_non_ascii(text_[pos_])) {
+      } else if ((c == '"' || c == '\'') && may_open_string()) {
+        copy_string(c);
+      } else if (is_non_ascii(c)) {
         fail("a non-ASCII character outside a string or comment; allowed there: ASCII only");
       } else {
         copy(1);
@@ -190,6 +188,19 @@ class TomlScanner {
         ++column_;
       }
     }
+  }
+
+  // A quote glued to a bare value (1979-05-27Z'x') is part of it for toml++, which then
+  // reads on up to whitespace; only a quote where a key or value begins opens a string.
+  bool may_open_string() const {
+    return pos_ == body_begin_ ||
+           std::string_view(" \t\r\n=[{,.").find(out_.back()) != std::string_view::npos;
+  }
+
+  void copy_string(char quote) {
+    if (quote == '"' && at(R"(""")")) return copy_multi_line_basic();
+    if (quote == '\'' && at("\'\'\'")) return copy_multi_line_literal();
+    copy_single_line_string(quote);
   }
 
   void copy_until_line_end() {
@@ -270,6 +281,7 @@ class TomlScanner {
 
   std::string_view text_;
   std::size_t pos_ = 0;
+  std::size_t body_begin_ = 0;  // after the byte order mark
   std::string out_;
   int line_ = 1;
   int column_ = 1;

@@ -153,7 +153,8 @@ json parse_json(const std::string& text, const Line& line) {
   };
   try {
     return json::parse(text, limit_depth);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Not only syntax: a number too large for a double is an out_of_range error.
     line.fail(fmt::format("is not valid JSON: {}", e.what()));
   }
 }

@@ -178,6 +178,10 @@ TEST(ConfigTest, NonAsciiOutsideStringsAndCommentsIsRefused) {
                                   {"configs/x.toml:2:10:", "after a backslash"}));
   EXPECT_TRUE(throws_config_error([] { parse("[model]\na = \"\"\"x\\  \u00a7\"\"\"\n"); },
                                   {"configs/x.toml:2:12:", "after a backslash and spaces"}));
+  // A quote glued to a bare value does not open a string for toml++, which reads on.
+  EXPECT_TRUE(
+      throws_config_error([] { parse("[model]\nc = 1979-05-27T07:32:00Z'''\u00a9\n'''\n"); },
+                          {"configs/x.toml:2:28:", "non-ASCII character outside a string"}));
   // A --set value that would trip it is taken as a plain string, like any other non-TOML.
   EXPECT_EQ(parse("", {"model.a=1 \u00a9"}).model.get_string("a", ""), "1 \u00a9");
 }

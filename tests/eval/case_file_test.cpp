@@ -95,6 +95,13 @@ TEST(CaseFileTest, RefusesDeepNestingWithoutRecursingIntoIt) {
               HasSubstr("x.jsonl:2: nests arrays and objects more than 16 deep"));
 }
 
+// Found by fuzz/jsonl_fuzzer: a number beyond a double's range escaped as nlohmann's
+// out_of_range exception instead of an error naming the line.
+TEST(CaseFileTest, NumberOutOfRangeIsInvalidJson) {
+  EXPECT_THAT(jsonl_error(R"({"id": "a", "question": "q", "expected": [5e30300], "context": "c"})"),
+              HasSubstr("x.jsonl:1: is not valid JSON: [json.exception.out_of_range.406]"));
+}
+
 // A bad value too big or too deep to show whole is cut, not dumped.
 TEST(CaseFileTest, ShowsOnlyTheStartOfABadValue) {
   const std::string nested = R"({"id": "a", "question": "q", "expected": "e", "context": )"
