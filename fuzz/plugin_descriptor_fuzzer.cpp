@@ -32,11 +32,16 @@ class ByteReader {
   std::uint32_t u32() {
     std::uint32_t value = 0;
     const std::size_t n = std::min(sizeof(value), rest_.size());
-    std::memcpy(&value, rest_.data(), n);
+    if (n > 0) std::memcpy(&value, rest_.data(), n);
     rest_ = rest_.subspan(n);
     return value;
   }
-  std::uint8_t byte() { return std::uint8_t(u32() & 0xFF); }
+  std::uint8_t byte() {
+    if (rest_.empty()) return 0;
+    const std::uint8_t value = rest_.front();
+    rest_ = rest_.subspan(1);
+    return value;
+  }
 
   // The next NUL-terminated string, kept in `storage`.
   const char* string(std::string& storage) {
