@@ -2,6 +2,9 @@
 // the FP16 cache of the same tokens, side by side, each against the memory read bandwidth
 // measured in the same run on a buffer as large as that cache.
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -15,6 +18,7 @@
 #include "cocktail/error.hpp"
 #include "cocktail/stopwatch.hpp"
 #include "commands.hpp"
+#include "memory_check.hpp"
 
 namespace cocktail::cli {
 
@@ -113,11 +117,29 @@ nlohmann::json measure_cache(Backend& backend, const EngineSettings& settings, c
           {"bandwidth_fraction", achieved / bandwidth}};
 }
 
-void run(const BenchArgs& args) {
-  if (args.mix.size() != 3 || std::abs(args.mix[0] + args.mix[1] + args.mix[2] - 1.0) > 1e-6 ||
-      *std::min_element(args.mix.begin(), args.mix.end()) < 0.0) {
-    throw Error("--mix needs three fractions FP16,INT4,INT2 that sum to 1");
+void check_mix(const std::vector<double>& mix) {
+  const bool fractions = mix.size() == 3 && std::all_of(mix.begin(), mix.end(), [](double f) {
+                           return std::isfinite(f) && f >= 0.0;
+                         });
+  if (!fractions || std::abs(mix[0] + mix[1] + mix[2] - 1.0) > 1e-6) {
+    throw Error(fmt::format("--mix {} is not three fractions FP16,INT4,INT2 that sum to 1",
+                            fmt::join(mix, ",")));
   }
+}
+
+// Both caches are filled at FP16 before the plan is committed, and the bandwidth is read from
+// a buffer as large as the cache: twice the FP16 cache at the peak.
+void require_bench_memory(const BenchArgs& args) {
+  const KvShape shape{1, args.kv_heads, args.head_dim};
+  require_memory(2 * shape.fp16_bytes(args.context_tokens),
+                 fmt::format("bench attention over {} tokens x {} KV heads x {} (the FP16 cache "
+                             "and a bandwidth buffer as large)",
+                             args.context_tokens, args.kv_heads, args.head_dim));
+}
+
+void run(const BenchArgs& args) {
+  check_mix(args.mix);
+  require_bench_memory(args);
   std::vector<std::string> overrides = args.config.overrides;
   if (args.threads > 0) overrides.push_back("backend.cpu.threads=" + std::to_string(args.threads));
   ConfigArgs config = args.config;

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include "cocktail/error.hpp"
 #include "cocktail/models/question_answering.hpp"
 #include "commands.hpp"
+#include "memory_check.hpp"
 
 namespace cocktail::cli {
 namespace {
@@ -31,6 +34,16 @@ std::string context_of(const models::BpeTokenizer& tokenizer, const std::string&
   std::string text;
   for (std::int64_t n = 0; n < tokens; n += per_copy) text += document + "\n\n";
   return text;
+}
+
+// Refused before a context of that length is built and tokenized.
+void require_fits_window(const models::LlamaModel& model, const DecodeBenchArgs& args) {
+  const std::int64_t window = model.hparams().context_length;
+  if (args.context_tokens + args.gen_tokens <= window) return;
+  throw Error(
+      fmt::format("--context-tokens {} and --gen-tokens {} do not fit the model's "
+                  "context length of {}",
+                  args.context_tokens, args.gen_tokens, window));
 }
 
 // One cache's stats. Both caches live in the process at once, so its peak RSS says nothing of
@@ -73,8 +86,9 @@ void run(const DecodeBenchArgs& args) {
   const Config config = args.config.load();
   const models::ModelSettings settings = models::ModelSettings::from_options(config.model);
   const models::LlamaModel model(settings.resolved_path());
-  const std::string document =
-      args.context_file.empty() ? std::string(kSampleContext) : read_text_file(args.context_file);
+  require_fits_window(model, args);
+  const std::string document = args.context_file.empty() ? std::string(kSampleContext)
+                                                         : read_context_file(args.context_file);
 
   models::Question question;
   question.context = context_of(model.tokenizer(), document, args.context_tokens);
@@ -82,6 +96,7 @@ void run(const DecodeBenchArgs& args) {
   question.max_new_tokens = args.gen_tokens;
   question.context_token_limit = args.context_tokens;
   question.stop_at_end_of_turn = false;
+  require_kv_cache_memory(model, question, 2);
 
   // The FP16 cache: the same config with every chunk kept at FP16.
   ConfigArgs fp16_args = args.config;

@@ -1,6 +1,11 @@
 #include "cli_common.hpp"
 
+#include <fmt/format.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -9,6 +14,67 @@
 #include "cocktail/models/question_answering.hpp"
 
 namespace cocktail::cli {
+
+namespace {
+
+// The bytes a UTF-8 sequence with this lead byte may have second: narrower than 80..BF after
+// the leads that could otherwise spell an overlong form, a surrogate or a code point above
+// U+10FFFF.
+std::pair<unsigned char, unsigned char> second_byte_range(unsigned char lead) {
+  switch (lead) {
+    case 0xE0:
+      return {0xA0, 0xBF};
+    case 0xED:
+      return {0x80, 0x9F};
+    case 0xF0:
+      return {0x90, 0xBF};
+    case 0xF4:
+      return {0x80, 0x8F};
+    default:
+      return {0x80, 0xBF};
+  }
+}
+
+std::size_t utf8_sequence_length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead < 0xE0) return 2;
+  if (lead >= 0xE0 && lead < 0xF0) return 3;
+  if (lead >= 0xF0 && lead < 0xF5) return 4;
+  return 0;  // a continuation byte, or a lead that only starts invalid sequences
+}
+
+// Where the first byte that is not part of a valid UTF-8 sequence sits, or npos.
+std::size_t invalid_utf8_at(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t length = utf8_sequence_length(lead);
+    if (length == 0) return i;
+    auto [low, high] = second_byte_range(lead);
+    for (std::size_t k = 1; k < length; ++k, low = 0x80, high = 0xBF) {
+      if (i + k >= text.size()) return i;
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if (next < low || next > high) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+std::string read_text_file(const std::string& path) {
+  // A folder opens as a stream and reads as nothing, which would pass for an empty file.
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw Error("cannot read " + path + ": it is a directory, not a file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
 
 void ConfigArgs::add_to(CLI::App& command, bool required) {
   auto* option = command.add_option("--config", file, "TOML config file (see docs/config.md)");
@@ -27,16 +93,38 @@ void ContextArgs::add_to(CLI::App& command) {
 }
 
 std::string ContextArgs::load() const {
-  if (!file.empty()) return read_text_file(file);
-  return text.empty() ? std::string(kSampleContext) : text;
+  if (file) return read_context_file(*file);
+  if (!text) return kSampleContext;
+  check_text(*text, "--context");
+  return *text;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+std::string question_or_sample(const std::optional<std::string>& question,
+                               const ContextArgs& context, std::string_view option) {
+  if (question) {
+    check_text(*question, option);
+    return *question;
+  }
+  if (context.given()) throw Error(fmt::format("{} is required with your own context", option));
+  return kSampleQuery;
+}
+
+void check_text(std::string_view text, std::string_view where) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    throw Error(fmt::format("{} is empty", where));
+  }
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    throw Error(fmt::format("{} holds a NUL byte at byte {}; it must be text", where, nul));
+  }
+  if (const std::size_t bad = invalid_utf8_at(text); bad != std::string_view::npos) {
+    throw Error(fmt::format("{} is not valid UTF-8 at byte {}", where, bad));
+  }
+}
+
+std::string read_context_file(const std::string& path) {
+  std::string text = read_text_file(path);
+  check_text(text, "--context-file " + path);
+  return text;
 }
 
 nlohmann::json answer_stats_json(const models::AnswerStats& s) {

@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cocktail/config.hpp"
@@ -30,18 +32,27 @@ struct ConfigArgs {
 };
 
 // --context-file F | --context TEXT, shared by the commands that read a document; without
-// either, the built-in sample.
+// either, the built-in sample. Given but empty is an error, not the sample.
 struct ContextArgs {
-  std::string file;
-  std::string text;
+  std::optional<std::string> file;
+  std::optional<std::string> text;
 
   void add_to(CLI::App& command);
-  bool given() const { return !file.empty() || !text.empty(); }
-  std::string load() const;  // the document's text
+  bool given() const { return file || text; }
+  std::string load() const;  // the document's text, checked by check_text
 };
 
-// Reads a whole file; throws Error naming the path.
-std::string read_text_file(const std::string& path);
+// The question given as `option` (--question, --query), checked by check_text; without one,
+// the sample's question, which only fits the sample document.
+std::string question_or_sample(const std::optional<std::string>& question,
+                               const ContextArgs& context, std::string_view option);
+
+// Throws Error naming `where` when `text` is blank, holds a NUL byte or is not valid UTF-8.
+void check_text(std::string_view text, std::string_view where);
+
+// A document from --context-file: the whole file, checked by check_text; throws Error naming
+// the path.
+std::string read_context_file(const std::string& path);
 
 // The chunk table of a plan as JSON (NaN scores become null).
 nlohmann::json plan_chunks_json(const Plan& plan);

@@ -1,13 +1,18 @@
+#include <fmt/format.h>
+
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "cli_common.hpp"
 #include "cocktail/engine.hpp"
 #include "cocktail/error.hpp"
 #include "cocktail/text_pieces.hpp"
 #include "commands.hpp"
+#include "memory_check.hpp"
 #include "plan_svg.hpp"
 
 namespace cocktail::cli {
@@ -17,21 +22,61 @@ namespace {
 struct PlanArgs {
   ConfigArgs config;
   ContextArgs context;
-  std::string query;
+  std::optional<std::string> query;
   std::string svg;
   bool json = false;
   // The model whose cache the bytes are counted for; SmolLM2-135M by default.
   KvShape shape{30, 3, 64};
 };
 
+// A store of one layer x head, for the bytes of the plan alone.
+std::shared_ptr<KvStore> accounting_store(Backend& backend, const EngineSettings& settings,
+                                          const KvShape& shape) {
+  return backend.make_kv_store({{1, 1, shape.head_dim}, settings.layout, 0});
+}
+
+// Zeros, a block at a time, so that no buffer grows with the context.
+void append_zeros(KvStore& store, std::int64_t tokens) {
+  constexpr std::int64_t kBlock = 4096;
+  const std::vector<float> zeros(std::size_t(kBlock) * store.options().shape.token_floats(), 0.0f);
+  for (std::int64_t done = 0; done < tokens; done += kBlock) {
+    const std::int64_t n = std::min(kBlock, tokens - done);
+    const std::span<const float> block(zeros.data(),
+                                       std::size_t(n) * store.options().shape.token_floats());
+    store.append(0, block, block, n);
+  }
+}
+
+// What the accounting store of `plan` holds at its peak: every token at FP16 before the
+// commit, then each chunk in whole tiles of a quant group at its precision (a tile's bytes are
+// those of one full chunk committed alone). A chunk much shorter than a group pays a whole
+// tile, which is what makes chunk_size = 1 on a long text need gigabytes.
+std::size_t accounting_bytes(Backend& backend, const EngineSettings& settings, const KvShape& shape,
+                             const Plan& plan) {
+  const int group = settings.layout.group_size;
+  std::map<Precision, std::size_t> tile_bytes;
+  for (Precision p : kAllPrecisions) {
+    auto probe = accounting_store(backend, settings, shape);
+    append_zeros(*probe, group);
+    probe->commit(fixed_size_chunks(group, group, p));
+    tile_bytes[p] = probe->bytes();
+  }
+  std::size_t bytes = KvShape{1, 1, shape.head_dim}.fp16_bytes(plan.n_tokens());
+  for (const ChunkPlan& c : plan.chunks) {
+    bytes += std::size_t((c.n_tokens + group - 1) / group) * tile_bytes[c.precision];
+  }
+  return bytes;
+}
+
 // Exact bytes of the committed plan in this backend's store: one layer × head holds the
 // plan, and every layer and head is laid out alike.
 std::size_t planned_kv_bytes(Backend& backend, const EngineSettings& settings, const KvShape& shape,
                              const Plan& plan) {
-  KvStoreOptions options{{1, 1, shape.head_dim}, settings.layout, 0};
-  auto store = backend.make_kv_store(options);
-  const std::vector<float> zeros(std::size_t(plan.n_tokens()) * std::size_t(shape.head_dim), 0.0f);
-  store->append(0, zeros, zeros, plan.n_tokens());
+  require_memory(accounting_bytes(backend, settings, shape, plan),
+                 fmt::format("counting the KV bytes of {} tokens in {} chunks", plan.n_tokens(),
+                             plan.chunks.size()));
+  auto store = accounting_store(backend, settings, shape);
+  append_zeros(*store, plan.n_tokens());
   store->commit(plan);
   return store->bytes() * std::size_t(shape.n_layers) * std::size_t(shape.n_kv_heads);
 }
@@ -51,7 +96,6 @@ nlohmann::json summary_json(const Plan& plan, std::size_t kv_bytes, std::size_t 
   };
   return {
       {"context_tokens", plan.n_tokens()},
-      {"chunks", plan_chunks_json(plan)},
       {"chunks_per_precision", counts},
       {"alpha", number_or_null(plan.alpha)},
       {"beta", number_or_null(plan.beta)},
@@ -85,11 +129,22 @@ void print_text(const nlohmann::json& s, const Plan& plan) {
             << std::setprecision(3) << (fp16 ? 100.0 * double(kv) / double(fp16) : 0.0) << "%)\n";
 }
 
+// A scorer that reads the query's prefill attention has nothing to read here.
+void require_text_scorer(const Engine& engine, const KvShape& shape) {
+  const ChunkScorer& scorer = engine.scorer();
+  if (scorer.query_attention_layers(shape.n_layers).empty()) return;
+  throw Error(
+      fmt::format("the {} scorer needs a model's prefill; `cocktail plan` runs no model "
+                  "— use --set engine.scorer=bm25 or minilm, or `cocktail run`",
+                  scorer.name()));
+}
+
 void run(const PlanArgs& args) {
+  const std::string text = args.context.load();
+  const std::string query = question_or_sample(args.query, args.context, "--query");
   const Config config = args.config.load();
   const Engine engine(config);
-  const std::string text = args.context.load();
-  const std::string query = args.query.empty() ? kSampleQuery : args.query;
+  require_text_scorer(engine, args.shape);
 
   const std::vector<std::string> pieces = split_word_pieces(text);
   const PlanInput input{pieces,     std::int64_t(pieces.size()), query, &engine.scorer(), nullptr,
@@ -100,7 +155,7 @@ void run(const PlanArgs& args) {
   const std::size_t kv =
       plan.n_tokens() > 0 ? planned_kv_bytes(engine.backend(), engine.settings(), args.shape, plan)
                           : 0;
-  const nlohmann::json summary =
+  nlohmann::json summary =
       summary_json(plan, kv, args.shape.fp16_bytes(plan.n_tokens()), args.shape);
   if (!args.svg.empty()) {
     std::ofstream out(args.svg);
@@ -109,6 +164,8 @@ void run(const PlanArgs& args) {
     if (!out) throw Error("cannot write " + args.svg);
   }
   if (args.json) {
+    // Only here: as JSON a chunk costs hundreds of bytes, the text table prints it directly.
+    summary["chunks"] = plan_chunks_json(plan);
     print_json(summary);
   } else {
     print_text(summary, plan);

@@ -8,6 +8,7 @@
 #include "cocktail/eval/progress.hpp"
 #include "cocktail/models/question_answering.hpp"
 #include "commands.hpp"
+#include "memory_check.hpp"
 
 namespace cocktail::cli {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 struct RunArgs {
   ConfigArgs config;
   ContextArgs context;
-  std::string question;
+  std::optional<std::string> question;
   int max_tokens = 64;
   bool truncate_context = false;
   bool json = false;
@@ -35,17 +36,18 @@ void print_stats(const models::AnswerStats& s) {
 }
 
 void run(const RunArgs& args) {
+  models::Question question;
+  question.context = args.context.load();
+  question.question = question_or_sample(args.question, args.context, "--question");
+  question.max_new_tokens = args.max_tokens;
+  question.truncate_context = args.truncate_context;
+
   const Config config = args.config.load();
   const models::ModelSettings settings = models::ModelSettings::from_options(config.model);
   const Engine engine(config);
   const models::LlamaModel model(settings.resolved_path());
+  require_kv_cache_memory(model, question, 1);
   const models::QuestionAnswerer answerer(engine, model, settings);
-
-  models::Question question;
-  question.context = args.context.load();
-  question.question = args.context.given() || !args.question.empty() ? args.question : kSampleQuery;
-  question.max_new_tokens = args.max_tokens;
-  question.truncate_context = args.truncate_context;
 
   models::QuestionAnswerer::Callbacks callbacks;
   // A progress line for people watching a terminal (on_terminal draws nothing otherwise); the

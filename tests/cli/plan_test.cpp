@@ -114,6 +114,16 @@ TEST(CliPlan, InlineContextFollowsTheDefaultConfig) {
   expect_cocktail_plan(plan, kDefaultAlpha, kDefaultBeta);
 }
 
+// Every form of valid UTF-8 passes the context check: two-, three- and four-byte sequences,
+// next to the bytes around the ranges that are refused.
+TEST(CliPlan, ContextInAnyScriptIsAccepted) {
+  const json plan = plan_json({"--context",
+                               "Caf\u00e9 na\u00efve \u2014 \u65e5\u672c\u8a9e "
+                               "\ud55c\uad6d\uc5b4 \U0001F600 \U0010FFFF \uD7FF \uE000",
+                               "--query", "\u65e5\u672c\u8a9e"});
+  EXPECT_GT(plan.at("context_tokens").get<int>(), 0);
+}
+
 TEST(CliPlan, SetOverridesAlpha) {
   expect_cocktail_plan(plan_json({"--set", "planner.cocktail.alpha=0.3"}), 0.3, kDefaultBeta);
 }

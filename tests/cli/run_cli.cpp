@@ -63,6 +63,12 @@ nlohmann::json json_of(const CliResult& result) {
   return parsed;
 }
 
+void expect_no_sanitizer_report(const CliResult& result) {
+  for (const char* report : {"runtime error:", "AddressSanitizer", "LeakSanitizer"}) {
+    EXPECT_EQ(result.err.find(report), std::string::npos) << result.err;
+  }
+}
+
 std::string shipped_config(const std::string& name) {
   return (fs::path(COCKTAIL_SOURCE_DIR) / "configs" / name).string();
 }

@@ -21,6 +21,9 @@ CliResult run_cli(const std::vector<std::string>& args);
 // or printed something else.
 nlohmann::json json_of(const CliResult& result);
 
+// A test failure when stderr holds a report of AddressSanitizer or UndefinedBehaviorSanitizer.
+void expect_no_sanitizer_report(const CliResult& result);
+
 // A shipped config, by file name ("default.toml").
 std::string shipped_config(const std::string& name);
 

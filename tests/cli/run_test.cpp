@@ -10,7 +10,6 @@
 namespace cocktail::testing {
 namespace {
 
-using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 CliResult run_with(const std::vector<std::string>& extra) {
@@ -33,44 +32,7 @@ TEST(RunCommand, AnswersTheSampleQuestionOnTheCocktailCache) {
   }
 }
 
-TEST(RunCommand, MissingModelNamesTheFileAndTheFetchScript) {
-  const CliResult r = run_with({"--set", "model.path=/nonexistent/model.gguf"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, AllOf(HasSubstr("/nonexistent/model.gguf not found"),
-                           HasSubstr("scripts/fetch-models")));
-}
-
-TEST(RunCommand, TruncatedModelIsAnErrorNamingTheField) {
-  ScratchDir dir;
-  const std::string path = dir.write("cut.gguf", std::string("GGUF\x03\0\0\0", 8));
-  const CliResult r = run_with({"--set", "model.path=" + path});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, AllOf(HasSubstr(path), HasSubstr("tensor count"), HasSubstr("offset")));
-}
-
-TEST(RunCommand, EmptyQuestionIsAnError) {
-  const CliResult r = run_with({"--context", "Some text.", "--question", "  "});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr("the question is empty"));
-}
-
-TEST(RunCommand, AbsurdMaxTokensIsAnError) {
-  const CliResult r = run_with({"--max-tokens", "100000"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, AllOf(HasSubstr("max new tokens = 100000 is out of range"),
-                           HasSubstr("context length is 8192")));
-}
-
-TEST(RunCommand, ContextLongerThanTheModelIsAnErrorUnlessTruncated) {
-  std::string context;
-  for (int i = 0; i < 2500; ++i) context += "alpha beta gamma delta ";
-  ScratchDir dir;
-  const CliResult r = run_with(
-      {"--context-file", dir.write("long.txt", context), "--question", "What comes after beta?"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, AllOf(HasSubstr("more than the model's context length of 8192"),
-                           HasSubstr("--truncate-context")));
-}
+// Bad inputs to `cocktail run` are in the catalogue of bad_input_test.cpp.
 
 }  // namespace
 }  // namespace cocktail::testing

@@ -28,34 +28,6 @@ TEST(CliUsage, VersionPrintsTheLibraryVersion) {
   EXPECT_EQ(result.out, std::string(kVersion) + "\n");
 }
 
-TEST(CliUsage, MissingConfigFileIsNamed) {
-  const ScratchDir scratch;
-  const std::string config = scratch.path("missing.toml").string();
-  expect_failure({"plan", "--config", config}, {config, "cannot read"});
-}
-
-TEST(CliUsage, UnknownConfigKeyIsNamedWithItsLine) {
-  const ScratchDir scratch;
-  const std::string config =
-      scratch.write("typo.toml", "[planner.cocktail]\nalpha = 0.5\nalpah = 0.3\n");
-  expect_failure({"plan", "--config", config}, {config + ":3:", "planner.cocktail.alpah"});
-}
-
-TEST(CliUsage, OutOfRangeSetValueIsNamed) {
-  expect_failure({"plan", "--set", "planner.cocktail.alpha=1.5"},
-                 {"--set planner.cocktail.alpha = 1.5", "out of range"});
-}
-
-TEST(CliUsage, MissingContextFileIsNamed) {
-  const ScratchDir scratch;
-  const std::string context = scratch.path("missing.txt").string();
-  expect_failure({"plan", "--context-file", context}, {context});
-}
-
-TEST(CliUsage, MixMustSumToOne) {
-  expect_failure({"bench", "attention", "--mix", "0.5,0.5,0.5"}, {"--mix", "sum to 1"});
-}
-
 TEST(CliUsage, UnknownSubcommandFails) {
   expect_failure({"frobnicate"}, {"frobnicate"});
   expect_failure({"bench", "frobnicate"}, {"frobnicate"});

@@ -31,7 +31,8 @@ struct Descriptor {
 }  // namespace
 
 MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
-  const Descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // Non-blocking, or opening a FIFO would wait for a writer before fstat could refuse it.
+  const Descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (file.fd < 0) fail(path, "cannot open", errno);
   struct stat info {};
   if (::fstat(file.fd, &info) != 0) fail(path, "cannot stat", errno);

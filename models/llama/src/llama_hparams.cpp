@@ -34,7 +34,7 @@ LlamaHyperparameters LlamaHyperparameters::from_gguf(const GgufFile& file) {
       positive(file, "llama.attention.head_count", file.get_u32("llama.attention.head_count"));
   h.n_kv_heads = positive(file, "llama.attention.head_count_kv",
                           file.find_u32("llama.attention.head_count_kv").value_or(h.n_heads));
-  h.context_length = file.get_u32("llama.context_length");
+  h.context_length = positive(file, "llama.context_length", file.get_u32("llama.context_length"));
   h.rope_base = file.find_f32("llama.rope.freq_base").value_or(h.rope_base);
   h.rms_eps = file.find_f32("llama.attention.layer_norm_rms_epsilon").value_or(h.rms_eps);
   if (h.n_embd % h.n_heads != 0) {

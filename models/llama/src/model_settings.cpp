@@ -23,10 +23,22 @@ ModelSettings ModelSettings::from_options(Options options) {
 std::filesystem::path ModelSettings::resolved_path() const {
   const std::filesystem::path file = path.has_parent_path() ? path : model_cache_dir() / path;
   std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error)) {
+  const std::filesystem::file_status status = std::filesystem::status(file, error);
+  if (status.type() == std::filesystem::file_type::not_found) {
     throw Error(
         fmt::format("model file {} not found; run scripts/fetch-models to download the "
                     "default model, or set [model] path",
+                    file.string()));
+  }
+  if (error) throw Error(fmt::format("model file {}: {}", file.string(), error.message()));
+  if (status.type() == std::filesystem::file_type::directory) {
+    throw Error(
+        fmt::format("model file {} is a directory; [model] path names a GGUF file", file.string()));
+  }
+  if (status.type() != std::filesystem::file_type::regular) {
+    throw Error(
+        fmt::format("model file {} is not a regular file (a FIFO, socket or device); "
+                    "[model] path names a GGUF file",
                     file.string()));
   }
   return file;
