@@ -131,9 +131,8 @@ class GuardedAttention final : public AttentionExecutor, Guard<AttentionExecutor
   }
   void prefill(const KvStore& store, int layer, std::span<const float> q, std::int64_t n_new,
                int n_q_heads, float softmax_scale, std::span<float> out) override {
-    call([&] {
-      inner_->prefill(unguarded(store), layer, q, n_new, n_q_heads, softmax_scale, out);
-    });
+    call(
+        [&] { inner_->prefill(unguarded(store), layer, q, n_new, n_q_heads, softmax_scale, out); });
   }
   void attention_mass(const KvStore& store, int layer, std::span<const float> q,
                       std::int64_t n_query, int n_q_heads, float softmax_scale,
@@ -169,8 +168,8 @@ class GuardedCompute final : public Compute, Guard<Compute> {
                 std::span<float> out) override {
     call([&] { inner_->rms_norm(x, weight, eps, out); });
   }
-  void rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads,
-            int head_dim, float base) override {
+  void rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads, int head_dim,
+            float base) override {
     call([&] { inner_->rope(x, positions, n_heads, head_dim, base); });
   }
   void silu_mul(std::span<float> gate, std::span<const float> up) override {

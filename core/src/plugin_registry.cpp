@@ -123,7 +123,12 @@ void PluginRegistry::load(const fs::path& file) {
     refuse("it does not export " COCKTAIL_PLUGIN_ENTRY_SYMBOL " (not a Cocktail plugin)");
   }
   const auto entry = library.get<const cocktail_plugin_descriptor*()>(COCKTAIL_PLUGIN_ENTRY_SYMBOL);
-  const cocktail_plugin_descriptor* descriptor = entry();
+  const cocktail_plugin_descriptor* descriptor = nullptr;
+  try {
+    descriptor = entry();
+  } catch (...) {
+    refuse("its " COCKTAIL_PLUGIN_ENTRY_SYMBOL " threw, which a C entry must not");
+  }
   if (std::string problem = descriptor_problem(descriptor); !problem.empty()) refuse(problem);
 
   PluginInfo info{PluginKind(descriptor->kind), descriptor->name,
@@ -176,7 +181,8 @@ std::shared_ptr<void> PluginRegistry::create(PluginKind kind, const std::string&
   } catch (...) {
     // A hand-written entry that breaks the C contract: report it before anything else.
     throw PluginError(std::string(to_string(kind)) + " '" + name + "' from " +
-                      entry.info.file.string() + " threw out of its C factory, which must not throw");
+                      entry.info.file.string() +
+                      " threw out of its C factory, which must not throw");
   }
   // A config mistake stays a ConfigError: its message already names file, line and key.
   if (status == COCKTAIL_CREATE_BAD_CONFIG) throw ConfigError(error);
@@ -187,7 +193,13 @@ std::shared_ptr<void> PluginRegistry::create(PluginKind kind, const std::string&
   }
   // The deleter holds the library, so the library is unloaded only after the object is gone.
   return std::shared_ptr<void>(
-      object, [library = entry.library](void* p) { library->descriptor().destroy(p); });
+      object, [library = entry.library, label = label(kind, name)](void* p) noexcept {
+        try {
+          library->descriptor().destroy(p);
+        } catch (...) {
+          log().error("{}: its destroy function threw, which it must not", label.text);
+        }
+      });
 }
 
 PluginLabel PluginRegistry::label(PluginKind kind, const std::string& name) const {

@@ -17,6 +17,7 @@
 #include "cocktail/text_pieces.hpp"
 #include "expect_config_error.hpp"
 #include "support/error_of.hpp"
+#include "support/random_kv.hpp"
 
 namespace cocktail {
 namespace {
@@ -36,6 +37,7 @@ Config config_of(const std::string& toml, const std::vector<std::string>& overri
 }
 
 using testing::error_of;
+using testing::random_floats;
 
 // 200 filler words, except words 96..127 (the fourth chunk of 32) which repeat the query's.
 std::string context_text() {
@@ -50,19 +52,8 @@ std::string context_text() {
   return text;
 }
 
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> out(n);
-  for (float& x : out) x = normal(rng);
-  return out;
-}
-
-// Appends `n` tokens of random K and V to every layer, as a host's forward pass would.
 void append_random(Session& session, std::int64_t n, std::mt19937& rng) {
-  for (int layer = 0; layer < kShape.n_layers; ++layer) {
-    const std::size_t floats = std::size_t(n) * kShape.token_floats();
-    session.append(layer, random_floats(floats, rng), random_floats(floats, rng), n);
-  }
+  testing::append_random(session, kShape, n, rng);
 }
 
 // Context and query K/V appended, then the context planned and committed.

@@ -357,15 +357,15 @@ std::vector<ThrowingCall> calls_into_every_entry_point() {
   const WeightView weights{};
   return {
       {"backend", thrown_by("Backend::name"), [=](auto& r) { backend(r)->name(); }},
-      {"backend", thrown_by("Backend::availability"),
-       [=](auto& r) { backend(r)->availability(); }},
+      {"backend", thrown_by("Backend::availability"), [=](auto& r) { backend(r)->availability(); }},
       {"backend", "threw something that is not a std::exception",
        [=](auto& r) { backend(r)->devices(); }},
       {"backend", "out of memory", [=](auto& r) { backend(r)->measure_read_bandwidth(1); }},
       {"backend", thrown_by("Quantizer::spec"), [=](auto& r) { quantizer(r)->spec(); }},
       {"backend", thrown_by("Quantizer::packed_bytes"),
        [=](auto& r) { quantizer(r)->packed_bytes(shape); }},
-      {"backend", thrown_by("Quantizer::pack"), [=](auto& r) { quantizer(r)->pack({}, shape, {}); }},
+      {"backend", thrown_by("Quantizer::pack"),
+       [=](auto& r) { quantizer(r)->pack({}, shape, {}); }},
       {"backend", thrown_by("Quantizer::unpack"),
        [=](auto& r) { quantizer(r)->unpack({}, shape, {}); }},
       {"backend", thrown_by("KvStore::options"), [=](auto& r) { store(r)->options(); }},

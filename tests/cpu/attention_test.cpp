@@ -13,21 +13,17 @@
 
 #include "cocktail/error.hpp"
 #include "kv_store.hpp"
+#include "support/random_kv.hpp"
 #include "support/simd_targets.hpp"
 
 namespace cocktail::cpu {
 namespace {
 
+using cocktail::testing::random_floats;
+
 struct Mix {
   double fp16, int4, int2;  // fractions of chunks; the rest goes to int8 and nf4 alternately
 };
-
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // Fills a store with n_tokens random tokens in every layer; keys get an outlier channel, as
 // real keys do, so per-channel and per-token grouping differ.

@@ -37,9 +37,7 @@ class ThrowingKvStore : public cocktail::KvStore {
   std::int64_t n_committed() const override { throw_from("KvStore::n_committed"); }
   const cocktail::Plan& plan() const override { throw_from("KvStore::plan"); }
   std::size_t bytes() const override { throw_from("KvStore::bytes"); }
-  std::vector<cocktail::SegmentInfo> segments() const override {
-    throw_from("KvStore::segments");
-  }
+  std::vector<cocktail::SegmentInfo> segments() const override { throw_from("KvStore::segments"); }
   cocktail::KvHeadSnapshot snapshot(int, int) const override { throw_from("KvStore::snapshot"); }
   std::shared_ptr<cocktail::KvStore> clone(const cocktail::KvQuantLayout&) const override {
     throw_from("KvStore::clone");
@@ -80,8 +78,7 @@ class ThrowingCompute : public cocktail::Compute {
                  std::span<float>) override {
     throw_from("Compute::embedding");
   }
-  void rms_norm(std::span<const float>, std::span<const float>, float,
-                std::span<float>) override {
+  void rms_norm(std::span<const float>, std::span<const float>, float, std::span<float>) override {
     throw_from("Compute::rms_norm");
   }
   void rope(std::span<float>, std::span<const std::int32_t>, int, int, float) override {
