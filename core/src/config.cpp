@@ -162,6 +162,7 @@ class TomlScanner {
       } else if (is_non_ascii(c)) {
         fail("a non-ASCII character outside a string or comment; allowed there: ASCII only");
       } else {
+        follow_nesting(c);
         copy(1);
       }
     }
@@ -190,11 +191,29 @@ class TomlScanner {
     }
   }
 
-  // A quote glued to a bare value (1979-05-27Z'x') is part of it for toml++, which then
-  // reads on up to whitespace; only a quote where a key or value begins opens a string.
+  // A quote glued to a bare value (1979-05-27T07:32.'x') is part of it for toml++, which then
+  // reads on up to whitespace; only a quote where a key or value begins opens a string, and
+  // after a dot only in a key (a."b").
   bool may_open_string() const {
-    return pos_ == body_begin_ ||
-           std::string_view(" \t\r\n=[{,.").find(out_.back()) != std::string_view::npos;
+    if (pos_ == body_begin_) return true;
+    const char previous = out_.back();
+    if (previous == '.') return in_key_;
+    return std::string_view(" \t\r\n=[{,").find(previous) != std::string_view::npos;
+  }
+
+  // Tracks whether a key may stand at the cursor: on a line outside brackets, in a table
+  // header, or in an inline table before its '='. `c` is a character outside strings.
+  void follow_nesting(char c) {
+    const char innermost = nesting_.empty() ? '\0' : nesting_.back();
+    if (c == '\n' && nesting_.empty()) in_key_ = true;
+    if (c == '=') in_key_ = false;
+    if (c == ',' && innermost == '{') in_key_ = true;
+    if (c == '{') in_key_ = true;
+    if (c == '[' || c == '{') nesting_ += c == '[' && in_key_ ? 'h' : c;  // 'h': a table header
+    if ((c == ']' || c == '}') && !nesting_.empty()) {
+      nesting_.pop_back();
+      if (innermost != 'h') in_key_ = false;
+    }
   }
 
   void copy_string(char quote) {
@@ -282,6 +301,8 @@ class TomlScanner {
   std::string_view text_;
   std::size_t pos_ = 0;
   std::size_t body_begin_ = 0;  // after the byte order mark
+  std::string nesting_;         // open brackets outside strings: '[' array, 'h' header, '{'
+  bool in_key_ = true;
   std::string out_;
   int line_ = 1;
   int column_ = 1;

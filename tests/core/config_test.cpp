@@ -182,6 +182,10 @@ TEST(ConfigTest, NonAsciiOutsideStringsAndCommentsIsRefused) {
   EXPECT_TRUE(
       throws_config_error([] { parse("[model]\nc = 1979-05-27T07:32:00Z'''\u00a9\n'''\n"); },
                           {"configs/x.toml:2:28:", "non-ASCII character outside a string"}));
+  // So does a quote after a dot in a value (a time's fraction), where no key may stand.
+  EXPECT_TRUE(
+      throws_config_error([] { parse("[model]\nc = 07:32.'''\u00a9'''\n"); },
+                          {"configs/x.toml:2:14:", "non-ASCII character outside a string"}));
   // A --set value that would trip it is taken as a plain string, like any other non-TOML.
   EXPECT_EQ(parse("", {"model.a=1 \u00a9"}).model.get_string("a", ""), "1 \u00a9");
 }
@@ -201,6 +205,14 @@ TEST(ConfigTest, NonAsciiInStringsAndCommentsIsRead) {
   EXPECT_EQ(model.get_string("c", ""), "\u00a9\n\u00a7''");
   EXPECT_EQ(model.get_string("d", ""), "x\u00a7 \U0001F600\"\"");
   EXPECT_EQ(model.get_string("k\u00e9y", ""), "\u00a9");
+  // Quoted key parts after a dot: in a dotted key, a table header and an inline table.
+  config = parse("planner.\"caf\u00e9\".a = 1\n[scorer.'\u00e9']\nb = 2\n");
+  EXPECT_EQ(config.plugin_options("planner", "caf\u00e9").get_int("a", 0, 0, 9), 1);
+  EXPECT_EQ(config.plugin_options("scorer", "\u00e9").get_int("b", 0, 0, 9), 2);
+  // An inline table is no setting, but toml++ reads it: the error is not a syntax error.
+  EXPECT_TRUE(throws_config_error(
+      [] { parse("[backend.x]\nc = { d.\"\u00e9\" = 3, e = [1.5, { f.'\u00a9' = 4 }] }\n"); },
+      {"configs/x.toml:2: backend.x.c is a table"}));
 }
 
 TEST(ConfigTest, PluginPathsAreRelativeToTheConfigFolder) {
