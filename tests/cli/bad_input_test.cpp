@@ -377,7 +377,7 @@ std::vector<BadInput> eval_rows() {
        {"no-expected.jsonl:1", "expected"}},
       {"eval_cases_deeply_nested",
        eval_suite("nested.toml"),
-       {"nested.jsonl:1", "is not a JSON object"}},
+       {"nested.jsonl:1", "nests arrays and objects more than 16 deep"}},
       {"eval_unknown_kind", eval_suite("unknown-kind.toml"), {"haystack"}},
       {"eval_unknown_method", {"eval", "--methods", "fp16,int3"}, {"'int3'"}},
   };
