@@ -1,9 +1,11 @@
 # Included by the top-level CMakeLists.txt when COCKTAIL_BUILD_FUZZERS is on, before the
 # packages are found: everything is built with ASan + UBSan and libFuzzer's coverage
 # instrumentation, so the fuzz harnesses see inside the parsers they drive.
-if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  message(FATAL_ERROR "COCKTAIL_BUILD_FUZZERS needs clang (libFuzzer); configure with "
-                      "-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang, or run scripts/fuzz")
+# clang 14 cannot compile the project (lambdas capturing structured bindings).
+if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR CMAKE_CXX_COMPILER_VERSION VERSION_LESS 16)
+  message(FATAL_ERROR "COCKTAIL_BUILD_FUZZERS needs clang 16 or later (libFuzzer), not "
+                      "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}; configure with "
+                      "-DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_C_COMPILER=clang-16, or run scripts/fuzz")
 endif()
 
 add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
