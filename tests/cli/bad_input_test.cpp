@@ -378,6 +378,12 @@ std::vector<BadInput> eval_rows() {
       {"eval_cases_deeply_nested",
        eval_suite("nested.toml"),
        {"nested.jsonl:1", "nests arrays and objects more than 16 deep"}},
+      {"eval_haystack_missing",
+       {"eval", "--methods", "fp16", "--haystack", "{dir}/missing"},
+       {"the haystack folder {dir}/missing does not exist or is not a folder"}},
+      {"eval_haystack_without_text",
+       {"eval", "--methods", "fp16", "--haystack", "{dir}/folder"},
+       {"the haystack folder {dir}/folder has no .txt file with text"}},
       {"eval_unknown_kind", eval_suite("unknown-kind.toml"), {"haystack"}},
       {"eval_unknown_method", {"eval", "--methods", "fp16,int3"}, {"'int3'"}},
   };
@@ -420,10 +426,18 @@ std::vector<BadInput> bench_rows() {
   };
 }
 
+std::vector<BadInput> output_rows() {
+  return {
+      {"plan_svg_unwritable",
+       plan({"--svg", "{dir}/missing/plan.svg"}),
+       {"cannot write {dir}/missing/plan.svg"}},
+  };
+}
+
 std::vector<BadInput> catalogue() {
   std::vector<BadInput> rows;
   for (auto part : {config_rows, model_rows, context_rows, question_rows, max_tokens_rows,
-                    plugin_rows, eval_rows, bench_rows}) {
+                    plugin_rows, eval_rows, bench_rows, output_rows}) {
     const std::vector<BadInput> more = part();
     rows.insert(rows.end(), more.begin(), more.end());
   }
