@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -158,7 +160,6 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 
 void write_report(const std::filesystem::path& dir, const std::vector<MethodTotals>& methods,
                   const std::string& table, const nlohmann::json& json) {
-  std::filesystem::create_directories(dir);
   write_file(dir / "results.md", table);
   write_file(dir / "results.json", json.dump(2) + "\n");
   std::vector<eval::MethodResults> results;
@@ -178,7 +179,23 @@ void write_report(const std::filesystem::path& dir, const std::vector<MethodTota
                                                            "mean KLD over answer tokens")));
 }
 
+// The outputs are checked before the cases run, so that a typo in a path does not cost the
+// evaluation: the JSON file can be written (it is rewritten after every case), and the report
+// folder exists or is made.
+void prepare_outputs(const EvalArgs& args) {
+  if (!args.json_out.empty() && !std::ofstream(args.json_out, std::ios::app)) {
+    throw Error(fmt::format("cannot write {}: {}", args.json_out, std::strerror(errno)));
+  }
+  std::error_code error;
+  if (!args.report_dir.empty() && !std::filesystem::create_directories(args.report_dir, error) &&
+      !std::filesystem::is_directory(args.report_dir)) {
+    throw Error(fmt::format("cannot make the report folder {}: {}", args.report_dir,
+                            error ? error.message() : "a file of that name is in the way"));
+  }
+}
+
 void run(const EvalArgs& args) {
+  prepare_outputs(args);
   const Config base = args.config.load();
   const models::ModelSettings settings = models::ModelSettings::from_options(base.model);
   const models::LlamaModel model(settings.resolved_path());

@@ -428,6 +428,12 @@ std::vector<BadInput> bench_rows() {
 
 std::vector<BadInput> output_rows() {
   return {
+      {"eval_json_into_a_missing_folder",
+       {"eval", "--methods", "fp16", "--json", "{dir}/missing/results.json"},
+       {"cannot write {dir}/missing/results.json: No such file or directory"}},
+      {"eval_report_on_a_file",
+       {"eval", "--methods", "fp16", "--report", "{dir}/empty.txt"},
+       {"cannot make the report folder {dir}/empty.txt"}},
       {"plan_svg_unwritable",
        plan({"--svg", "{dir}/missing/plan.svg"}),
        {"cannot write {dir}/missing/plan.svg"}},
