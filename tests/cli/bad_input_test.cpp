@@ -137,6 +137,9 @@ void prepare_text_files(const TempDir& dir) {
   write_text(dir, "blank.txt", " \n\t\n");
   write_text(dir, "latin1.txt", "caf\xe9 au lait");
   write_text(dir, "overlong.txt", "a slash \xc0\xaf here");
+  write_text(dir, "surrogate.txt", "a \xed\xa0\x80 surrogate");
+  write_text(dir, "beyond-unicode.txt", "past \xf4\x90\x80\x80 U+10FFFF");
+  write_text(dir, "cut-sequence.txt", "a euro cut short: \xe2\x82");
   write_text(dir, "nul.txt", std::string_view("text\0more", 9));
   write_text(dir, "long.txt", text_of(60000, "alpha beta gamma delta "));
   write_text(dir, "line.txt", text_of(10 << 20, "word "));
@@ -299,6 +302,15 @@ std::vector<BadInput> context_rows() {
       {"context_overlong_utf8",
        plan({"--context-file", "{dir}/overlong.txt", "--query", "q"}),
        {"--context-file {dir}/overlong.txt is not valid UTF-8 at byte 8"}},
+      {"context_utf8_surrogate",
+       plan({"--context-file", "{dir}/surrogate.txt", "--query", "q"}),
+       {"--context-file {dir}/surrogate.txt is not valid UTF-8 at byte 2"}},
+      {"context_utf8_beyond_unicode",
+       plan({"--context-file", "{dir}/beyond-unicode.txt", "--query", "q"}),
+       {"--context-file {dir}/beyond-unicode.txt is not valid UTF-8 at byte 5"}},
+      {"context_utf8_cut_sequence",
+       plan({"--context-file", "{dir}/cut-sequence.txt", "--query", "q"}),
+       {"--context-file {dir}/cut-sequence.txt is not valid UTF-8 at byte 18"}},
       {"context_nul_byte",
        run_real({"--context-file", "{dir}/nul.txt", "--question", "q"}),
        {"--context-file {dir}/nul.txt holds a NUL byte at byte 4"}},
