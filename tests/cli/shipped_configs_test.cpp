@@ -50,6 +50,9 @@ std::map<std::string, std::vector<std::string>> commands(const ScratchDir& dir) 
       {"eval",
        {"eval", "--suite", short_suite(dir, context), "--methods", "fp16,cocktail", "--max-tokens",
         "2"}},
+      {"bench attention",
+       {"bench", "attention", "--context-tokens", "256", "--kv-heads", "1", "--head-dim", "64",
+        "--repeat", "1"}},
       {"bench decode",
        {"bench", "decode", "--context-file", file, "--context-tokens", "384", "--gen-tokens", "2"}},
   };
