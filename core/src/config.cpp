@@ -162,7 +162,7 @@ class TomlScanner {
       } else if (is_non_ascii(c)) {
         fail("a non-ASCII character outside a string or comment; allowed there: ASCII only");
       } else {
-        follow_nesting(c);
+        follow_structure(c);
         copy(1);
       }
     }
@@ -191,19 +191,21 @@ class TomlScanner {
     }
   }
 
-  // A quote glued to a bare value (1979-05-27T07:32.'x') is part of it for toml++, which then
-  // reads on up to whitespace; only a quote where a key or value begins opens a string, and
-  // after a dot only in a key (a."b").
-  bool may_open_string() const {
-    if (pos_ == body_begin_) return true;
-    const char previous = out_.back();
-    if (previous == '.') return in_key_;
-    return std::string_view(" \t\r\n=[{,").find(previous) != std::string_view::npos;
+  // toml++ reads a bare value (a number, date, boolean) up to whitespace or one of ] } , #, so
+  // a quote glued to one (1979-05-27T07:32.'x', 1=""é) is part of it and opens no string.
+  bool may_open_string() const { return !in_bare_value_; }
+
+  static bool ends_bare_value(char c) {
+    return std::string_view(" \t\r\n]},").find(c) != std::string_view::npos;
   }
 
-  // Tracks whether a key may stand at the cursor: on a line outside brackets, in a table
-  // header, or in an inline table before its '='. `c` is a character outside strings.
-  void follow_nesting(char c) {
+  // Follows `c`, a character outside strings and comments: whether a key may stand at the
+  // cursor (on a line outside brackets, in a table header, in an inline table before its
+  // '='), and whether toml++ is reading a bare value.
+  void follow_structure(char c) {
+    if (in_bare_value_ && !ends_bare_value(c)) return;
+    in_bare_value_ = false;
+    const bool was_key = in_key_;
     const char innermost = nesting_.empty() ? '\0' : nesting_.back();
     if (c == '\n' && nesting_.empty()) in_key_ = true;
     if (c == '=') in_key_ = false;
@@ -214,6 +216,9 @@ class TomlScanner {
       nesting_.pop_back();
       if (innermost != 'h') in_key_ = false;
     }
+    const bool opens_no_value = is_space_or_line_break(c) || ends_bare_value(c) ||
+                                std::string_view("[{'\"").find(c) != std::string_view::npos;
+    if (!was_key && !in_key_ && !opens_no_value) in_bare_value_ = true;
   }
 
   void copy_string(char quote) {
@@ -303,6 +308,7 @@ class TomlScanner {
   std::size_t body_begin_ = 0;  // after the byte order mark
   std::string nesting_;         // open brackets outside strings: '[' array, 'h' header, '{'
   bool in_key_ = true;
+  bool in_bare_value_ = false;
   std::string out_;
   int line_ = 1;
   int column_ = 1;

@@ -186,6 +186,14 @@ TEST(ConfigTest, NonAsciiOutsideStringsAndCommentsIsRefused) {
   EXPECT_TRUE(
       throws_config_error([] { parse("[model]\nc = 07:32.'''\u00a9'''\n"); },
                           {"configs/x.toml:2:14:", "non-ASCII character outside a string"}));
+  // Nor does a quote after '=' or '[' inside a bare value (fuzz finding, from a --set value).
+  EXPECT_TRUE(
+      throws_config_error([] { parse("[model]\nd = 1=\"\"==\"caf\u00e9\"\n"); },
+                          {"configs/x.toml:2:15:", "non-ASCII character outside a string"}));
+  EXPECT_TRUE(throws_config_error([] { parse("[model]\nd = 1[\"\u00e9\"]\n"); },
+                                  {"configs/x.toml:2:8:", "non-ASCII character outside a string"}));
+  EXPECT_EQ(parse("", {"model.d=[1, 2]#\nd = 1=\"\"==\"caf\u00e9\""}).model.get_string("d", ""),
+            "[1, 2]#\nd = 1=\"\"==\"caf\u00e9\"");
   // A --set value that would trip it is taken as a plain string, like any other non-TOML.
   EXPECT_EQ(parse("", {"model.a=1 \u00a9"}).model.get_string("a", ""), "1 \u00a9");
 }
