@@ -30,8 +30,12 @@ std::string short_context() {
   return sample.substr(0, sample.rfind('\n', 2000));
 }
 
-// A one-case eval suite on that context, in `dir`.
-std::string short_suite(const ScratchDir& dir, const std::string& context) {
+// A one-case eval suite of a few sentences, in `dir`: eval's methods set the planner, so none
+// needs the longer context.
+std::string short_suite(const ScratchDir& dir) {
+  const std::string context =
+      "The strongroom has two doors. The code for the strongroom's inner door is 4471. The "
+      "outer door has no code.";
   dir.write("cases.jsonl",
             nlohmann::json{
                 {"id", "door"}, {"question", kQuestion}, {"expected", "4471"}, {"context", context}}
@@ -42,14 +46,12 @@ std::string short_suite(const ScratchDir& dir, const std::string& context) {
 
 // Each command that takes --config, with the arguments that keep it short.
 std::map<std::string, std::vector<std::string>> commands(const ScratchDir& dir) {
-  const std::string context = short_context();
-  const std::string file = dir.write("context.txt", context);
+  const std::string file = dir.write("context.txt", short_context());
   return {
       {"run", {"run", "--context-file", file, "--question", kQuestion, "--max-tokens", "2"}},
       {"plan", {"plan", "--context-file", file, "--query", kQuestion}},
       {"eval",
-       {"eval", "--suite", short_suite(dir, context), "--methods", "fp16,cocktail", "--max-tokens",
-        "2"}},
+       {"eval", "--suite", short_suite(dir), "--methods", "fp16,cocktail", "--max-tokens", "2"}},
       {"bench attention",
        {"bench", "attention", "--context-tokens", "256", "--kv-heads", "1", "--head-dim", "64",
         "--repeat", "1"}},
