@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,32 +22,39 @@ using ::testing::HasSubstr;
 
 const std::string kQuestion = "What is the code for the strongroom's inner door?";
 
-// The start of the built-in sample document, a few hundred tokens: long enough for the budget
-// planner of budget-3bit.toml to meet 3 bits (its FP16 chunks need INT2 ones to average
-// against), short enough for a quick prefill.
-std::string short_context() {
+const std::string kShortContext =
+    "The strongroom has two doors. The code for the strongroom's inner door is 4471. The outer "
+    "door has no code.";
+
+// Configs whose planner needs a few hundred context tokens: the budget planner meets its bits
+// only with enough INT2 chunks to average its FP16 ones against. The others get a few
+// sentences, for a quick prefill (it dominates the loop's time, most of all under ASan).
+const std::set<std::string> kNeedLongContext = {"budget-3bit.toml"};
+
+// The start of the built-in sample document, a few hundred tokens.
+std::string long_context() {
   const std::string sample =
       read_file(fs::path(COCKTAIL_SOURCE_DIR) / "apps" / "cocktail" / "sample_context.txt");
   return sample.substr(0, sample.rfind('\n', 2000));
 }
 
-// A one-case eval suite of a few sentences, in `dir`: eval's methods set the planner, so none
-// needs the longer context.
+// A one-case eval suite on the short context, in `dir`: eval's methods set the planner.
 std::string short_suite(const ScratchDir& dir) {
-  const std::string context =
-      "The strongroom has two doors. The code for the strongroom's inner door is 4471. The "
-      "outer door has no code.";
-  dir.write("cases.jsonl",
-            nlohmann::json{
-                {"id", "door"}, {"question", kQuestion}, {"expected", "4471"}, {"context", context}}
-                    .dump() +
-                "\n");
+  dir.write(
+      "cases.jsonl",
+      nlohmann::json{
+          {"id", "door"}, {"question", kQuestion}, {"expected", "4471"}, {"context", kShortContext}}
+              .dump() +
+          "\n");
   return dir.write("suite.toml", "kinds = []\ncases = \"cases.jsonl\"\n");
 }
 
-// Each command that takes --config, with the arguments that keep it short.
-std::map<std::string, std::vector<std::string>> commands(const ScratchDir& dir) {
-  const std::string file = dir.write("context.txt", short_context());
+// Each command that takes --config, with the arguments that keep it short for `config`.
+std::map<std::string, std::vector<std::string>> commands(const ScratchDir& dir,
+                                                         const std::string& config) {
+  const bool needs_long = kNeedLongContext.contains(config);
+  const std::string file = dir.write("context.txt", needs_long ? long_context() : kShortContext);
+  const std::string decode_tokens = needs_long ? "384" : "64";
   return {
       {"run", {"run", "--context-file", file, "--question", kQuestion, "--max-tokens", "2"}},
       {"plan", {"plan", "--context-file", file, "--query", kQuestion}},
@@ -56,7 +64,8 @@ std::map<std::string, std::vector<std::string>> commands(const ScratchDir& dir) 
        {"bench", "attention", "--context-tokens", "256", "--kv-heads", "1", "--head-dim", "64",
         "--repeat", "1"}},
       {"bench decode",
-       {"bench", "decode", "--context-file", file, "--context-tokens", "384", "--gen-tokens", "2"}},
+       {"bench", "decode", "--context-file", file, "--context-tokens", decode_tokens,
+        "--gen-tokens", "2"}},
   };
 }
 
@@ -88,7 +97,7 @@ class ShippedConfig : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ShippedConfig, WorksWithEveryCommandOrIsRefusedWithAReason) {
   const ScratchDir dir;
-  for (auto [command, args] : commands(dir)) {
+  for (auto [command, args] : commands(dir, GetParam())) {
     args.insert(args.end(), {"--config", shipped_config(GetParam())});
     const CliResult r = run_cli(args);
     const auto refusal = refusals().find({GetParam(), command});
