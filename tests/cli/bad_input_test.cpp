@@ -196,9 +196,12 @@ std::vector<std::string> eval_suite(const std::string& suite) {
   return {"eval", "--suite", "{dir}/" + suite, "--methods", "fp16", "--max-tokens", "2"};
 }
 
-std::vector<std::string> with_plugin(const std::string& path, const std::string& planner) {
-  return plan(
-      {"--set", "engine.plugin_paths=['" + path + "']", "--set", "engine.planner=" + planner});
+// `cocktail plan` with the plugin folder or file `path` and its `kind` (engine.<kind>) set to
+// `name`.
+std::vector<std::string> with_plugin(const std::string& path, const std::string& name,
+                                     const std::string& kind = "planner") {
+  return plan({"--set", "engine.plugin_paths=['" + path + "']", "--set",
+               "engine." + kind + "=" + name});
 }
 
 std::vector<BadInput> config_rows() {
@@ -375,6 +378,18 @@ std::vector<BadInput> plugin_rows() {
        with_plugin(COCKTAIL_TEST_PLUGIN_NO_ENTRY, "test-no-entry"),
        {std::string(COCKTAIL_TEST_PLUGIN_NO_ENTRY) + " refused", "does not export",
         "no planner plugin named 'test-no-entry'"}},
+      // Plugins whose methods throw a type of their own: the error is the host's, read after
+      // the plugin is unloaded, and names the plugin.
+      {"plugin_planner_throws",
+       with_plugin(COCKTAIL_TEST_PLUGIN_THROWS_PLANNER, "test-throws"),
+       {"planner 'test-throws' (cocktail-test-throws-planner.so): thrown by plan"}},
+      {"plugin_scorer_throws",
+       with_plugin(COCKTAIL_TEST_PLUGIN_THROWS_SCORER, "test-throws", "scorer"),
+       {"scorer 'test-throws' (cocktail-test-throws-scorer.so): thrown by use_compute"}},
+      {"plugin_backend_throws",
+       with_plugin(COCKTAIL_TEST_PLUGIN_THROWS_BACKEND, "test-throws", "backend"),
+       {"backend 'test-throws' (cocktail-test-throws-backend.so): thrown by "
+        "Backend::availability"}},
   };
 }
 
