@@ -200,8 +200,8 @@ std::vector<std::string> eval_suite(const std::string& suite) {
 // `name`.
 std::vector<std::string> with_plugin(const std::string& path, const std::string& name,
                                      const std::string& kind = "planner") {
-  return plan({"--set", "engine.plugin_paths=['" + path + "']", "--set",
-               "engine." + kind + "=" + name});
+  return plan(
+      {"--set", "engine.plugin_paths=['" + path + "']", "--set", "engine." + kind + "=" + name});
 }
 
 std::vector<BadInput> config_rows() {
