@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "cocktail/error.hpp"
-#include "cocktail/tie_lifetime.hpp"
 
 namespace cocktail {
 
@@ -32,13 +31,14 @@ decltype(auto) call_plugin(const PluginLabel& label, Call&& call) {
   }
 }
 
-// The wrapped object, who it is, and what must outlive it (the plugin's backend, whose library
-// holds the wrapped object's code).
+// The wrapped object, who it is, and what must outlive it: for an object a backend made, the
+// plugin's backend, whose library holds the object's code (declared first, so released last).
 template <class Interface>
 class Guard {
  public:
-  Guard(std::shared_ptr<Interface> inner, PluginLabel label, std::shared_ptr<const void> owner)
-      : inner_(tie_lifetime(std::move(inner), std::move(owner))), label_(std::move(label)) {}
+  Guard(std::shared_ptr<Interface> inner, PluginLabel label,
+        std::shared_ptr<const void> owner = nullptr)
+      : owner_(std::move(owner)), inner_(std::move(inner)), label_(std::move(label)) {}
 
  protected:
   template <class Call>
@@ -46,6 +46,7 @@ class Guard {
     return call_plugin(label_, std::forward<Call>(c));
   }
 
+  std::shared_ptr<const void> owner_;
   std::shared_ptr<Interface> inner_;
   PluginLabel label_;
 };
@@ -71,9 +72,7 @@ class GuardedQuantizer final : public Quantizer, Guard<Quantizer> {
 
 class GuardedKvStore final : public KvStore, Guard<KvStore> {
  public:
-  GuardedKvStore(std::shared_ptr<KvStore> inner, PluginLabel label,
-                 std::shared_ptr<const void> owner)
-      : Guard(std::move(inner), label, owner), owner_(std::move(owner)) {}
+  using Guard::Guard;
 
   // The plugin's own store, for its own attention executor, which reads it directly.
   const KvStore& inner() const { return *inner_; }
@@ -110,9 +109,6 @@ class GuardedKvStore final : public KvStore, Guard<KvStore> {
     std::shared_ptr<KvStore> copy = call([&] { return inner_->clone(layout); });
     return std::make_shared<GuardedKvStore>(std::move(copy), label_, owner_);
   }
-
- private:
-  std::shared_ptr<const void> owner_;
 };
 
 // A store made by the same plugin reaches it unwrapped; any other store is passed as it is
@@ -197,8 +193,7 @@ class GuardedCompute final : public Compute, Guard<Compute> {
 
 class GuardedBackend final : public Backend, Guard<Backend> {
  public:
-  GuardedBackend(std::shared_ptr<Backend> inner, PluginLabel label)
-      : Guard(std::move(inner), std::move(label), nullptr) {}
+  using Guard::Guard;
 
   std::string_view name() const override {
     return call([&] { return inner_->name(); });
@@ -237,8 +232,7 @@ class GuardedBackend final : public Backend, Guard<Backend> {
 
 class GuardedPlanner final : public ChunkPlanner, Guard<ChunkPlanner> {
  public:
-  GuardedPlanner(std::shared_ptr<ChunkPlanner> inner, PluginLabel label)
-      : Guard(std::move(inner), std::move(label), nullptr) {}
+  using Guard::Guard;
 
   std::string_view name() const override {
     return call([&] { return inner_->name(); });
@@ -257,8 +251,7 @@ class GuardedPlanner final : public ChunkPlanner, Guard<ChunkPlanner> {
 
 class GuardedScorer final : public ChunkScorer, Guard<ChunkScorer> {
  public:
-  GuardedScorer(std::shared_ptr<ChunkScorer> inner, PluginLabel label)
-      : Guard(std::move(inner), std::move(label), nullptr) {}
+  using Guard::Guard;
 
   std::string_view name() const override {
     return call([&] { return inner_->name(); });
