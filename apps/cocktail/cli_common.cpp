@@ -127,29 +127,56 @@ std::string read_context_file(const std::string& path) {
   return text;
 }
 
-nlohmann::json answer_stats_json(const models::AnswerStats& s) {
+nlohmann::json operating_point_json(const OperatingPoint& point) {
   nlohmann::json chunks = nlohmann::json::object();
-  for (const auto& [precision, n] : s.chunks_per_precision)
-    chunks[std::string(to_string(precision))] = n;
+  nlohmann::json shares = nlohmann::json::object();
+  for (const auto& [precision, n] : point.chunks) chunks[std::string(to_string(precision))] = n;
+  for (const auto& [precision, share] : point.token_share) {
+    shares[std::string(to_string(precision))] = share;
+  }
+  return {{"chunks_per_precision", chunks},
+          {"token_share", shares},
+          {"avg_code_bits", point.avg_code_bits},
+          {"avg_bits", point.avg_bits()},
+          {"kv_bytes", point.kv_bytes},
+          {"fp16_kv_bytes", point.fp16_kv_bytes},
+          {"kv_bytes_ratio", point.kv_bytes_ratio()}};
+}
+
+void print_operating_point(std::ostream& out, const OperatingPoint& point) {
+  out << fmt::format("context tokens by precision:");
+  for (const auto& [precision, share] : point.token_share) {
+    out << fmt::format(" {} {:.1f}%", to_string(precision), 100.0 * share);
+  }
+  out << " (chunks:";
+  for (const auto& [precision, n] : point.chunks)
+    out << fmt::format(" {}={}", to_string(precision), n);
+  out << fmt::format(
+      ")\naverage bits per element: {:.2f} with scales and zeros (codes alone {:.2f})\n"
+      "KV bytes: {} vs FP16 {} ({:.1f}%)\n",
+      point.avg_bits(), point.avg_code_bits, human_bytes(point.kv_bytes),
+      human_bytes(point.fp16_kv_bytes), 100.0 * point.kv_bytes_ratio());
+}
+
+nlohmann::json answer_stats_json(const models::AnswerStats& s) {
   const models::DecodeTimes& t = s.decode;
-  return {{"prompt_tokens", s.prompt_tokens},
-          {"context_tokens", s.context_tokens},
-          {"context_truncated", s.context_truncated},
-          {"generated_tokens", s.generated_tokens},
-          {"chunks_per_precision", chunks},
-          {"avg_bits", s.avg_bits},
-          {"kv_bytes", s.kv_bytes},
-          {"fp16_kv_bytes", s.fp16_kv_bytes},
-          {"prefill_s", s.prefill_s},
-          {"prefill_tokens_per_s", s.prefill_s > 0 ? double(s.prompt_tokens) / s.prefill_s : 0.0},
-          {"plan_s", s.plan_s},
-          {"tpot_s", s.tpot_s()},
-          {"tpot_parts_s",
-           {{"matmul", t.per_step(t.matmul_s)},
-            {"attention", t.per_step(t.attention_s)},
-            {"logits", t.per_step(t.logits_s)},
-            {"other", t.per_step(t.other_s)}}},
-          {"peak_rss_bytes", s.peak_rss_bytes}};
+  nlohmann::json stats = {
+      {"prompt_tokens", s.prompt_tokens},
+      {"context_tokens", s.context_tokens},
+      {"context_truncated", s.context_truncated},
+      {"generated_tokens", s.generated_tokens},
+      {"prefill_s", s.prefill_s},
+      {"prefill_tokens_per_s", s.prefill_s > 0 ? double(s.prompt_tokens) / s.prefill_s : 0.0},
+      {"plan_s", s.plan_s},
+      {"tpot_s", s.tpot_s()},
+      {"tpot_parts_s",
+       {{"matmul", t.per_step(t.matmul_s)},
+        {"attention", t.per_step(t.attention_s)},
+        {"logits", t.per_step(t.logits_s)},
+        {"other", t.per_step(t.other_s)}}},
+      {"peak_rss_bytes", s.peak_rss_bytes}};
+  stats.update(operating_point_json(s.cache));
+  return stats;
 }
 
 nlohmann::json plan_chunks_json(const Plan& plan) {

@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cocktail/config.hpp"
 #include "cocktail/kv_store.hpp"
+#include "cocktail/operating_point.hpp"
 #include "cocktail/plan.hpp"
 
 namespace cocktail::models {
@@ -56,6 +58,14 @@ std::string read_context_file(const std::string& path);
 
 // The chunk table of a plan as JSON (NaN scores become null).
 nlohmann::json plan_chunks_json(const Plan& plan);
+
+// An operating point as flat JSON keys: chunks_per_precision, token_share, avg_code_bits,
+// avg_bits, kv_bytes, fp16_kv_bytes, kv_bytes_ratio.
+nlohmann::json operating_point_json(const OperatingPoint& point);
+
+// An operating point for people: the token shares per precision, the bits per element and the
+// KV bytes against FP16, three lines.
+void print_operating_point(std::ostream& out, const OperatingPoint& point);
 
 // An answer's stats as JSON (`cocktail run` and `cocktail bench decode`), with the mean time a
 // generated token spent in each part of the step under "tpot_parts_s".

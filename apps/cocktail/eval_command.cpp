@@ -39,10 +39,24 @@ struct MethodTotals {
   std::vector<MethodCaseOutcome> outcomes;
   std::vector<double> prefill_s;  // the case's shared prefill, beside each outcome
 
-  double mean(double MethodCaseOutcome::*field) const {
+  template <class Value>
+  double mean(Value value_of) const {
     double sum = 0.0;
-    for (const auto& o : outcomes) sum += o.*field;
+    for (const auto& o : outcomes) sum += value_of(o);
     return outcomes.empty() ? eval::kNoValue : sum / double(outcomes.size());
+  }
+  double mean_code_bits() const {
+    return mean([](const MethodCaseOutcome& o) { return o.cache.avg_code_bits; });
+  }
+  double mean_kv_bytes_ratio() const {
+    return mean([](const MethodCaseOutcome& o) { return o.cache.kv_bytes_ratio(); });
+  }
+  // The share of the context's tokens at `p`, over every case.
+  double mean_token_share(Precision p) const {
+    return mean([p](const MethodCaseOutcome& o) {
+      const auto share = o.cache.token_share.find(p);
+      return share == o.cache.token_share.end() ? 0.0 : share->second;
+    });
   }
   std::optional<double> needle_top5_rate() const {
     int asked = 0, hits = 0;
@@ -86,6 +100,28 @@ std::int64_t longest_length(const std::vector<MethodTotals>& methods) {
   return longest;
 }
 
+// The mean share of each precision any case used, over every case.
+nlohmann::json token_shares_json(const MethodTotals& t) {
+  nlohmann::json shares = nlohmann::json::object();
+  for (Precision p : kAllPrecisions) {
+    const double share = t.mean_token_share(p);
+    if (share > 0.0) shares[std::string(to_string(p))] = share;
+  }
+  return shares;
+}
+
+// The precisions some method put some token at, for the report's share columns.
+std::vector<Precision> precisions_used(const std::vector<MethodTotals>& methods) {
+  std::vector<Precision> used;
+  for (Precision p : kAllPrecisions) {
+    const bool any = std::any_of(methods.begin(), methods.end(), [p](const MethodTotals& t) {
+      return t.mean_token_share(p) > 0.0;
+    });
+    if (any) used.push_back(p);
+  }
+  return used;
+}
+
 nlohmann::json results_json(const std::vector<MethodTotals>& methods,
                             const std::vector<EvalMethod>& specs, const eval::Suite& suite) {
   nlohmann::json out = {{"suite", suite.source}, {"methods", nlohmann::json::array()}};
@@ -103,8 +139,7 @@ nlohmann::json results_json(const std::vector<MethodTotals>& methods,
                        {"f1", number_or_null(o.result.f1)},
                        {"kld", number_or_null(o.result.kld)},
                        {"top1", number_or_null(o.result.top1)},
-                       {"avg_code_bits", o.avg_code_bits},
-                       {"kv_bytes_ratio", o.kv_bytes_ratio},
+                       {"operating_point", operating_point_json(o.cache)},
                        {"plan_s", o.plan_s},
                        {"prefill_s", t.prefill_s[i]},
                        {"needle_in_top5", o.needle_in_top5 ? nlohmann::json(*o.needle_in_top5)
@@ -114,8 +149,10 @@ nlohmann::json results_json(const std::vector<MethodTotals>& methods,
     out["methods"].push_back(
         {{"name", t.results.method},
          {"overrides", specs[m].overrides},
-         {"avg_code_bits", number_or_null(t.results.avg_bits)},
-         {"kv_bytes_ratio", number_or_null(t.mean(&MethodCaseOutcome::kv_bytes_ratio))},
+         {"avg_code_bits", number_or_null(t.mean_code_bits())},
+         {"avg_bits", number_or_null(t.results.avg_bits)},
+         {"kv_bytes_ratio", number_or_null(t.mean_kv_bytes_ratio())},
+         {"token_share", token_shares_json(t)},
          {"contains", optional_json(mean_of(t, eval::Metric::contains))},
          {"niah_contains",
           optional_json(mean_of(t, eval::Metric::contains, {eval::CaseKind::niah, {}, {}}))},
@@ -123,7 +160,7 @@ nlohmann::json results_json(const std::vector<MethodTotals>& methods,
          {"kld", optional_json(mean_of(t, eval::Metric::kld))},
          {"top1", optional_json(mean_of(t, eval::Metric::top1))},
          {"needle_top5_rate", optional_json(t.needle_top5_rate())},
-         {"plan_s", number_or_null(t.mean(&MethodCaseOutcome::plan_s))},
+         {"plan_s", number_or_null(t.mean([](const MethodCaseOutcome& o) { return o.plan_s; }))},
          {"plan_over_prefill_at_longest", optional_json(t.plan_over_prefill(longest))},
          {"cases", cases}});
   }
@@ -133,17 +170,26 @@ nlohmann::json results_json(const std::vector<MethodTotals>& methods,
 std::string markdown_report(const std::vector<MethodTotals>& methods,
                             const std::vector<std::int64_t>& lengths) {
   const std::int64_t longest = longest_length(methods);
+  const std::vector<Precision> precisions = precisions_used(methods);
   std::vector<eval::TableColumn> columns = {
-      {"code bits", 2}, {"KV / FP16", 3}, {"answer found", 3},  {"F1", 3},
-      {"KLD", 4},       {"top-1", 3},     {"needle top 5%", 2}, {"plan / prefill", 3}};
+      {"code bits", 2}, {"bits / element", 2}, {"KV / FP16", 3}};
+  for (Precision p : precisions) columns.push_back({fmt::format("{} share", to_string(p)), 3});
+  columns.insert(columns.end(), {{"answer found", 3},
+                                 {"F1", 3},
+                                 {"KLD", 4},
+                                 {"top-1", 3},
+                                 {"needle top 5%", 2},
+                                 {"plan / prefill", 3}});
   for (std::int64_t length : lengths) columns.push_back({fmt::format("NIAH {}", length), 2});
   std::vector<eval::TableRow> rows;
   for (const MethodTotals& t : methods) {
     eval::TableRow row{t.results.method,
-                       {t.results.avg_bits, t.mean(&MethodCaseOutcome::kv_bytes_ratio),
-                        mean_of(t, eval::Metric::contains), mean_of(t, eval::Metric::f1),
-                        mean_of(t, eval::Metric::kld), mean_of(t, eval::Metric::top1),
-                        t.needle_top5_rate(), t.plan_over_prefill(longest)}};
+                       {t.mean_code_bits(), t.results.avg_bits, t.mean_kv_bytes_ratio()}};
+    for (Precision p : precisions) row.values.push_back(t.mean_token_share(p));
+    row.values.insert(row.values.end(),
+                      {mean_of(t, eval::Metric::contains), mean_of(t, eval::Metric::f1),
+                       mean_of(t, eval::Metric::kld), mean_of(t, eval::Metric::top1),
+                       t.needle_top5_rate(), t.plan_over_prefill(longest)});
     for (std::int64_t length : lengths) {
       row.values.push_back(mean_of(t, eval::Metric::contains, {eval::CaseKind::niah, length, {}}));
     }
@@ -225,7 +271,8 @@ void run(const EvalArgs& args) {
       totals[m].outcomes.push_back(run.methods[m]);
       totals[m].prefill_s.push_back(run.prefill_s);
       totals[m].results.cases.push_back(run.methods[m].result);
-      totals[m].results.avg_bits = totals[m].mean(&MethodCaseOutcome::avg_code_bits);
+      totals[m].results.avg_bits =
+          totals[m].mean([](const MethodCaseOutcome& o) { return o.cache.avg_bits(); });
     }
     if (!args.json_out.empty()) {
       write_file(args.json_out, results_json(totals, methods, suite).dump(2) + "\n");

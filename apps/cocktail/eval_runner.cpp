@@ -150,9 +150,8 @@ MethodCaseOutcome EvalRunner::run_method(const Engine& engine, const Session& pr
   const Plan plan =
       session.plan_and_commit(texts, c.question, layers.empty() ? nullptr : &attention);
   out.plan_s = planning.seconds();
-  out.avg_code_bits = plan.average_code_bits();
   const KvStore& store = session.store();
-  out.kv_bytes_ratio = double(store.bytes()) / double(h.kv_shape().fp16_bytes(store.n_tokens()));
+  out.cache = operating_point(plan, store.bytes(), h.kv_shape().fp16_bytes(store.n_tokens()));
   out.needle_in_top5 = needle_in_top5(plan, needle_tokens(c, texts, prompt.header_tokens));
 
   Session own = session.fork();

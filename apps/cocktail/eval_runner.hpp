@@ -13,6 +13,7 @@
 #include "cocktail/models/llama_model.hpp"
 #include "cocktail/models/model_settings.hpp"
 #include "cocktail/models/question_answering.hpp"
+#include "cocktail/operating_point.hpp"
 #include "eval_methods.hpp"
 
 namespace cocktail::cli {
@@ -21,8 +22,7 @@ namespace cocktail::cli {
 struct MethodCaseOutcome {
   eval::CaseResult result;  // contains, f1, kld, top1
   std::string answer;
-  double avg_code_bits = 0.0;          // the plan's mean code bits over the context
-  double kv_bytes_ratio = 0.0;         // the store's bytes over an FP16 cache of the same tokens
+  OperatingPoint cache;                // precision shares, code bits, the store's bytes
   double plan_s = 0.0;                 // scoring (attention read included) + planning + commit
   std::optional<bool> needle_in_top5;  // a needle's chunk ranked in the top 5% of scores
 };

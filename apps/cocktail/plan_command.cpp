@@ -81,52 +81,31 @@ std::size_t planned_kv_bytes(Backend& backend, const EngineSettings& settings, c
   return store->bytes() * std::size_t(shape.n_layers) * std::size_t(shape.n_kv_heads);
 }
 
-nlohmann::json summary_json(const Plan& plan, std::size_t kv_bytes, std::size_t fp16_bytes,
-                            const KvShape& shape) {
-  nlohmann::json counts = nlohmann::json::object();
-  for (Precision p : kAllPrecisions) {
-    int n = 0;
-    for (const ChunkPlan& c : plan.chunks) n += c.precision == p ? 1 : 0;
-    counts[std::string(to_string(p))] = n;
-  }
-  const double elements =
-      2.0 * double(plan.n_tokens()) * double(shape.n_layers) * double(shape.token_floats());
+nlohmann::json summary_json(const Plan& plan, const OperatingPoint& point, const KvShape& shape) {
   const auto number_or_null = [](double x) {
     return std::isnan(x) ? nlohmann::json() : nlohmann::json(x);
   };
-  return {
+  nlohmann::json summary = {
       {"context_tokens", plan.n_tokens()},
-      {"chunks_per_precision", counts},
       {"alpha", number_or_null(plan.alpha)},
       {"beta", number_or_null(plan.beta)},
       {"t_low", number_or_null(plan.t_low)},
       {"t_high", number_or_null(plan.t_high)},
-      {"avg_code_bits", plan.average_code_bits()},
-      {"avg_bits", elements > 0 ? double(kv_bytes) * 8.0 / elements : 0.0},
-      {"kv_bytes", kv_bytes},
-      {"fp16_kv_bytes", fp16_bytes},
       {"kv_shape",
        {{"layers", shape.n_layers}, {"kv_heads", shape.n_kv_heads}, {"head_dim", shape.head_dim}}}};
+  summary.update(operating_point_json(point));
+  return summary;
 }
 
-void print_text(const nlohmann::json& s, const Plan& plan) {
+void print_text(const Plan& plan, const OperatingPoint& point) {
   std::cout << "chunk  first  tokens     score  precision\n";
   for (const ChunkPlan& c : plan.chunks) {
     std::cout << std::setw(5) << c.index << std::setw(7) << c.first_token << std::setw(8)
               << c.n_tokens << std::setw(10) << std::setprecision(4) << c.score << "  "
               << to_string(c.precision) << "\n";
   }
-  std::cout << "\nchunks per precision:";
-  for (const auto& [name, n] : s["chunks_per_precision"].items()) {
-    if (n.get<int>() > 0) std::cout << " " << name << "=" << n.get<int>();
-  }
-  const auto kv = s["kv_bytes"].get<std::size_t>();
-  const auto fp16 = s["fp16_kv_bytes"].get<std::size_t>();
-  std::cout << "\ncontext tokens: " << plan.n_tokens()
-            << "\naverage bits per element: " << std::setprecision(3) << s["avg_bits"].get<double>()
-            << " (codes alone " << s["avg_code_bits"].get<double>()
-            << ")\nKV bytes: " << human_bytes(kv) << " vs FP16 " << human_bytes(fp16) << " ("
-            << std::setprecision(3) << (fp16 ? 100.0 * double(kv) / double(fp16) : 0.0) << "%)\n";
+  std::cout << "\ncontext tokens: " << plan.n_tokens() << "\n";
+  print_operating_point(std::cout, point);
 }
 
 // A scorer that reads the query's prefill attention has nothing to read here.
@@ -155,8 +134,7 @@ void run(const PlanArgs& args) {
   const std::size_t kv =
       plan.n_tokens() > 0 ? planned_kv_bytes(engine.backend(), engine.settings(), args.shape, plan)
                           : 0;
-  nlohmann::json summary =
-      summary_json(plan, kv, args.shape.fp16_bytes(plan.n_tokens()), args.shape);
+  const OperatingPoint point = operating_point(plan, kv, args.shape.fp16_bytes(plan.n_tokens()));
   if (!args.svg.empty()) {
     std::ofstream out(args.svg);
     out << render_plan_svg(plan, "Cocktail plan: " + std::to_string(plan.chunks.size()) +
@@ -165,10 +143,11 @@ void run(const PlanArgs& args) {
   }
   if (args.json) {
     // Only here: as JSON a chunk costs hundreds of bytes, the text table prints it directly.
+    nlohmann::json summary = summary_json(plan, point, args.shape);
     summary["chunks"] = plan_chunks_json(plan);
     print_json(summary);
   } else {
-    print_text(summary, plan);
+    print_text(plan, point);
   }
 }
 

@@ -24,12 +24,9 @@ struct RunArgs {
 
 void print_stats(const models::AnswerStats& s) {
   std::cerr << "\ncontext tokens: " << s.context_tokens << " (prompt " << s.prompt_tokens
-            << (s.context_truncated ? ", context truncated" : "") << ")\nchunks per precision:";
-  for (const auto& [precision, n] : s.chunks_per_precision)
-    std::cerr << " " << to_string(precision) << "=" << n;
-  std::cerr << std::fixed << std::setprecision(2) << "\naverage bits per element: " << s.avg_bits
-            << "\nKV bytes: " << human_bytes(s.kv_bytes) << " vs FP16 "
-            << human_bytes(s.fp16_kv_bytes) << "\nprefill: " << s.prefill_s
+            << (s.context_truncated ? ", context truncated" : "") << ")\n";
+  print_operating_point(std::cerr, s.cache);
+  std::cerr << std::fixed << std::setprecision(2) << "prefill: " << s.prefill_s
             << " s, plan: " << s.plan_s * 1e3 << " ms, TPOT: " << s.tpot_s() * 1e3 << " ms ("
             << s.generated_tokens << " tokens), peak RSS: " << human_bytes(s.peak_rss_bytes)
             << "\n";

@@ -170,12 +170,10 @@ Answer AnswerInProgress::finish() && {
   AnswerStats& stats = answer_.stats;
   stats.generated_tokens = std::int64_t(answer_.tokens.size());
   stats.decode = runner_.decode_times();
-  for (const ChunkPlan& c : answer_.plan.chunks) ++stats.chunks_per_precision[c.precision];
   const KvStore& store = session_.store();
-  stats.kv_bytes = store.bytes();
-  const std::int64_t stored = store.n_tokens();
-  stats.fp16_kv_bytes = answerer_.model().hparams().kv_shape().fp16_bytes(stored);
-  stats.avg_bits = stored > 0 ? 16.0 * double(stats.kv_bytes) / double(stats.fp16_kv_bytes) : 0.0;
+  stats.cache =
+      operating_point(answer_.plan, store.bytes(),
+                      answerer_.model().hparams().kv_shape().fp16_bytes(store.n_tokens()));
   stats.peak_rss_bytes = peak_rss_bytes();
   return std::move(answer_);
 }

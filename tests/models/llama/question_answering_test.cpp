@@ -65,8 +65,8 @@ TEST_F(QuestionAnsweringTest, TokenByTokenIsTheWholeAnswerEvenInterleavedWithAno
   EXPECT_EQ(mixed_steps.tokens, mixed_whole.tokens);
   EXPECT_EQ(mixed_steps.text, mixed_whole.text);
   EXPECT_EQ(full_steps.tokens, full_whole.tokens);
-  EXPECT_EQ(mixed_steps.stats.kv_bytes, mixed_whole.stats.kv_bytes);
-  EXPECT_LT(mixed_steps.stats.kv_bytes, full_steps.stats.kv_bytes);
+  EXPECT_EQ(mixed_steps.stats.cache.kv_bytes, mixed_whole.stats.cache.kv_bytes);
+  EXPECT_LT(mixed_steps.stats.cache.kv_bytes, full_steps.stats.cache.kv_bytes);
   EXPECT_EQ(mixed_steps.stats.decode.steps, 7);  // the last token is not fed back
 }
 

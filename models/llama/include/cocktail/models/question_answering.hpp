@@ -3,7 +3,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14,6 +13,7 @@
 #include "cocktail/models/model_settings.hpp"
 #include "cocktail/models/token_sampler.hpp"
 #include "cocktail/models/utf8_stream.hpp"
+#include "cocktail/operating_point.hpp"
 #include "cocktail/session.hpp"
 
 namespace cocktail::models {
@@ -38,10 +38,7 @@ struct AnswerStats {
   std::int64_t context_tokens = 0;  // tokens the plan covers: the chat header and the context
   std::int64_t generated_tokens = 0;
   bool context_truncated = false;
-  std::map<Precision, int> chunks_per_precision;
-  double avg_bits = 0.0;  // bits per K/V element of the whole cache, scales and zeros counted
-  std::size_t kv_bytes = 0;
-  std::size_t fp16_kv_bytes = 0;  // the same tokens in an FP16 cache
+  OperatingPoint cache;  // the plan's precision shares and the committed store's bytes
   double prefill_s = 0.0;
   double plan_s = 0.0;  // scoring + planning + reorder and quantization
   DecodeTimes decode;   // the steps of the generated tokens after the first, by part

@@ -1,0 +1,26 @@
+#include "cocktail/operating_point.hpp"
+
+namespace cocktail {
+
+double OperatingPoint::avg_bits() const {
+  return fp16_kv_bytes > 0 ? 16.0 * kv_bytes_ratio() : 0.0;
+}
+
+double OperatingPoint::kv_bytes_ratio() const {
+  return fp16_kv_bytes > 0 ? double(kv_bytes) / double(fp16_kv_bytes) : 0.0;
+}
+
+OperatingPoint operating_point(const Plan& plan, std::size_t kv_bytes, std::size_t fp16_kv_bytes) {
+  OperatingPoint point;
+  point.avg_code_bits = plan.average_code_bits();
+  point.kv_bytes = kv_bytes;
+  point.fp16_kv_bytes = fp16_kv_bytes;
+  const std::int64_t tokens = plan.n_tokens();
+  for (const ChunkPlan& c : plan.chunks) ++point.chunks[c.precision];
+  for (const auto& [precision, n] : point.chunks) {
+    point.token_share[precision] = double(plan.tokens_at(precision)) / double(tokens);
+  }
+  return point;
+}
+
+}  // namespace cocktail
