@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "cocktail/error.hpp"
+#include "cocktail/eval/metrics.hpp"
 #include "text_file.hpp"
 
 namespace cocktail::eval {
@@ -18,8 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::set<std::string> kKeys = {"context", "context_file", "expected",
-                                     "id",      "kind",         "question"};
+const std::set<std::string> kCaseKeys = {"context", "context_file", "expected",
+                                         "id",      "kind",         "question"};
+const std::set<std::string> kNeedleKeys = {"answer", "question", "statement"};
 
 // A bad value is shown in errors up to this many characters and this many levels deep: the
 // line may hold a huge value or one nested without end.
@@ -159,14 +161,35 @@ json parse_json(const std::string& text, const Line& line) {
   }
 }
 
-EvalCase parse_case(const std::string& text, const Line& line, const fs::path& base_dir) {
-  const json object = parse_json(text, line);
+// One line's JSON object, every key one of `keys`.
+json parse_object(const std::string& text, const Line& line, const std::set<std::string>& keys) {
+  json object = parse_json(text, line);
   if (!object.is_object()) line.fail("is not a JSON object; allowed: one object per line");
   for (const auto& item : object.items()) {
-    if (!kKeys.contains(item.key())) {
-      line.fail(fmt::format("unknown key {}; known keys: {}", item.key(), fmt::join(kKeys, ", ")));
+    if (!keys.contains(item.key())) {
+      line.fail(fmt::format("unknown key {}; known keys: {}", item.key(), fmt::join(keys, ", ")));
     }
   }
+  return object;
+}
+
+// Calls `read(object, line)` for the object on each line of `text` that is not blank.
+template <class Read>
+void for_each_object(std::string_view text, const std::string& source,
+                     const std::set<std::string>& keys, Read read) {
+  Line line{source, 0};
+  while (!text.empty()) {
+    ++line.number;
+    const std::size_t end = text.find('\n');
+    std::string row(text.substr(0, end));
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    if (!row.empty() && row.back() == '\r') row.pop_back();
+    if (row.find_first_not_of(" \t") == std::string::npos) continue;
+    read(parse_object(row, line, keys), line);
+  }
+}
+
+EvalCase parse_case(const json& object, const Line& line, const fs::path& base_dir) {
   EvalCase c;
   c.id = non_empty_string(object, "id", line);
   c.kind = kind_of(object, line);
@@ -176,35 +199,58 @@ EvalCase parse_case(const std::string& text, const Line& line, const fs::path& b
   return c;
 }
 
+WrittenNeedle parse_needle(const json& object, const Line& line) {
+  WrittenNeedle needle{non_empty_string(object, "statement", line),
+                       non_empty_string(object, "question", line),
+                       non_empty_string(object, "answer", line), line.number};
+  if (contains_score(needle.statement, {needle.answer}, AnswerMatch::any) == 0.0) {
+    line.fail("statement", object.at("statement"),
+              fmt::format("does not hold the answer \"{}\"; allowed: a statement that does",
+                          needle.answer));
+  }
+  if (contains_score(needle.question, {needle.answer}, AnswerMatch::any) > 0.0) {
+    line.fail(
+        "question", object.at("question"),
+        fmt::format("gives the answer \"{}\" away; allowed: a question without it", needle.answer));
+  }
+  return needle;
+}
+
 }  // namespace
 
 std::vector<EvalCase> parse_cases_jsonl(std::string_view text, const std::string& source,
                                         const fs::path& base_dir) {
   std::vector<EvalCase> cases;
   std::map<std::string, int> first_line_of_id;
-  Line line{source, 0};
-  while (!text.empty()) {
-    ++line.number;
-    const std::size_t end = text.find('\n');
-    std::string row(text.substr(0, end));
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    if (!row.empty() && row.back() == '\r') row.pop_back();
-    if (row.find_first_not_of(" \t") == std::string::npos) continue;
-    EvalCase c = parse_case(row, line, base_dir);
+  for_each_object(text, source, kCaseKeys, [&](const json& object, const Line& line) {
+    EvalCase c = parse_case(object, line, base_dir);
     const auto [it, fresh] = first_line_of_id.try_emplace(c.id, line.number);
     if (!fresh) {
       line.fail(fmt::format("id = \"{}\" is used twice (first on line {}); allowed: unique ids",
                             c.id, it->second));
     }
     cases.push_back(std::move(c));
-  }
+  });
   if (cases.empty()) throw Error(fmt::format("{}: has no cases", source));
   return cases;
+}
+
+std::vector<WrittenNeedle> parse_needles_jsonl(std::string_view text, const std::string& source) {
+  std::vector<WrittenNeedle> needles;
+  for_each_object(text, source, kNeedleKeys, [&](const json& object, const Line& line) {
+    needles.push_back(parse_needle(object, line));
+  });
+  if (needles.empty()) throw Error(fmt::format("{}: has no needles", source));
+  return needles;
 }
 
 std::vector<EvalCase> load_cases_jsonl(const fs::path& file) {
   return parse_cases_jsonl(read_text_file(file, "the case file"), file.string(),
                            file.parent_path());
+}
+
+std::vector<WrittenNeedle> load_needles_jsonl(const fs::path& file) {
+  return parse_needles_jsonl(read_text_file(file, "the needle file"), file.string());
 }
 
 }  // namespace cocktail::eval

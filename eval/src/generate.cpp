@@ -8,6 +8,7 @@
 #include "cocktail/error.hpp"
 #include "cocktail/eval/case_file.hpp"
 #include "cocktail/eval/haystack.hpp"
+#include "cocktail/eval/metrics.hpp"
 #include "cocktail/eval/needles.hpp"
 
 namespace cocktail::eval {
@@ -56,8 +57,28 @@ std::string depth_id(std::string_view kind, std::int64_t length, double depth) {
   return fmt::format("{}-{}-d{:.2f}", kind, length, depth);
 }
 
+// Written needles whose answers the haystack does not hold: an answer it holds could be found
+// by chance.
+void check_written(std::span<const WrittenNeedle> written, std::string_view haystack,
+                   const Suite& suite) {
+  for (const WrittenNeedle& needle : written) {
+    if (contains_score(haystack, {needle.answer}, AnswerMatch::any) > 0.0) {
+      throw Error(
+          fmt::format("{}:{}: answer = \"{}\" is in the haystack, so a model could give it without "
+                      "finding the needle; allowed: an answer the haystack does not hold",
+                      suite.needle_file ? suite.needle_file->string() : "the needles", needle.line,
+                      needle.answer));
+    }
+  }
+}
+
+NeedleSet written_needle_set(const WrittenNeedle& needle) {
+  return {{{needle.statement, needle.answer}}, needle.question};
+}
+
 void add_kind(CaseKind kind, const Suite& suite, std::string_view haystack,
-              const TokenCounter& count, std::vector<EvalCase>& cases) {
+              const TokenCounter& count, std::span<const WrittenNeedle> written,
+              std::vector<EvalCase>& cases) {
   if (suite.lengths.empty()) return;
   const std::int64_t longest = *std::max_element(suite.lengths.begin(), suite.lengths.end());
   const std::string filler =
@@ -65,6 +86,7 @@ void add_kind(CaseKind kind, const Suite& suite, std::string_view haystack,
           ? passkey_filler(longest, count)
           : std::string();
   const std::string_view source = filler.empty() ? haystack : filler;
+  std::size_t next_written = 0;
   for (std::int64_t length : suite.lengths) {
     if (kind == CaseKind::multi_needle) {
       const std::string id = fmt::format("multi-needle-{}", length);
@@ -78,7 +100,9 @@ void add_kind(CaseKind kind, const Suite& suite, std::string_view haystack,
       const std::string id = depth_id(to_string(kind), length, depth);
       const std::uint64_t seed = case_seed(suite.seed, id);
       NeedleSet set = kind == CaseKind::passkey ? make_passkey(seed, source)
-                                                : make_code_needles(seed, 1, source);
+                      : written.empty()
+                          ? make_code_needles(seed, 1, source)
+                          : written_needle_set(written[next_written++ % written.size()]);
       cases.push_back(needle_case(id, kind, length, source, std::move(set), {depth}, count));
     }
   }
@@ -87,13 +111,15 @@ void add_kind(CaseKind kind, const Suite& suite, std::string_view haystack,
 }  // namespace
 
 std::vector<EvalCase> generate_cases(const Suite& suite, std::string_view haystack,
-                                     const TokenCounter& count) {
+                                     const TokenCounter& count,
+                                     std::span<const WrittenNeedle> written) {
   if (suite.needs_haystack() && haystack.empty()) {
     throw Error(fmt::format("the suite {} generates cases in a haystack, but the haystack is empty",
                             suite.source));
   }
+  check_written(written, haystack, suite);
   std::vector<EvalCase> cases;
-  for (CaseKind kind : suite.kinds) add_kind(kind, suite, haystack, count, cases);
+  for (CaseKind kind : suite.kinds) add_kind(kind, suite, haystack, count, written, cases);
   return cases;
 }
 
@@ -112,7 +138,9 @@ std::vector<EvalCase> load_suite_cases(
     }
     haystack = load_haystack(*folder);
   }
-  std::vector<EvalCase> cases = generate_cases(suite, haystack, count);
+  const std::vector<WrittenNeedle> written =
+      suite.needle_file ? load_needles_jsonl(*suite.needle_file) : std::vector<WrittenNeedle>{};
+  std::vector<EvalCase> cases = generate_cases(suite, haystack, count, written);
   if (!suite.cases) return cases;
   for (EvalCase& c : load_cases_jsonl(*suite.cases)) {
     const bool taken = std::any_of(cases.begin(), cases.end(),

@@ -18,8 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kKeys = {"cases",   "depths",  "haystack",       "kinds",
-                                        "lengths", "needles", "passkey_filler", "seed"};
+const std::vector<std::string> kKeys = {"cases",   "depths",         "haystack",
+                                        "kinds",   "lengths",        "needle_file",
+                                        "needles", "passkey_filler", "seed"};
 constexpr std::int64_t kMinLength = 64, kMaxLength = std::int64_t{1} << 20;
 
 SourceLocation location_of(const toml::node& node, const std::string& file) {
@@ -156,6 +157,7 @@ Suite parse_suite(const std::string& toml_text, const std::string& source_name) 
   const fs::path base = fs::path(source_name).parent_path();
   suite.haystack = read_path(options, "haystack", base);
   suite.cases = read_path(options, "cases", base);
+  suite.needle_file = read_path(options, "needle_file", base);
   suite.kinds = read_kinds(options, suite.kinds);
   suite.needles = static_cast<int>(options.get_int("needles", suite.needles, 2, 16));
   suite.seed = static_cast<std::uint64_t>(options.get_int(
@@ -169,6 +171,10 @@ Suite parse_suite(const std::string& toml_text, const std::string& source_name) 
     options.fail("kinds",
                  "is empty and no `cases` file is given; allowed: at least one kind or "
                  "a cases file");
+  }
+  if (suite.needle_file &&
+      std::find(suite.kinds.begin(), suite.kinds.end(), CaseKind::niah) == suite.kinds.end()) {
+    options.fail("needle_file", "is given but `kinds` has no niah; allowed: only with niah cases");
   }
   return suite;
 }

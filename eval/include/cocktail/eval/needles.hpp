@@ -25,6 +25,15 @@ struct NeedleSet {
 // lists every subject. The same seed gives the same needles. `count` is 1 to 144.
 NeedleSet make_code_needles(std::uint64_t seed, int count, std::string_view haystack);
 
+// A needle someone wrote (a suite's `needle_file`): a statement that holds the answer, the
+// question that asks for it, and the answer.
+struct WrittenNeedle {
+  std::string statement;  // "The lighthouse keeper's parrot is called Biscuit."
+  std::string question;   // "What is the lighthouse keeper's parrot called?"
+  std::string answer;     // "Biscuit"
+  int line = 0;           // where the file states it, for errors
+};
+
 // The classic passkey: "The pass key is 48213. Remember it." with a 5-digit key absent from
 // `haystack`, asked as "What is the pass key?".
 NeedleSet make_passkey(std::uint64_t seed, std::string_view haystack);

@@ -25,7 +25,8 @@ struct Suite {
   int needles = 3;                    // needles per multi-needle case
   PasskeyFiller passkey_filler = PasskeyFiller::classic;
   std::uint64_t seed = 1;
-  std::optional<std::filesystem::path> cases;  // a JSONL file of custom cases
+  std::optional<std::filesystem::path> cases;        // a JSONL file of custom cases
+  std::optional<std::filesystem::path> needle_file;  // a JSONL file of written NIAH needles
 
   // Whether some generated case reads the haystack folder.
   bool needs_haystack() const;
