@@ -44,8 +44,14 @@ TEST(EvalCommand, RunsEveryMethodOnACustomCaseAndWritesTheReport) {
   EXPECT_NEAR(fp16.at("kld").get<double>(), 0.0, 1e-6);
   EXPECT_EQ(fp16.at("top1").get<double>(), 1.0);
   EXPECT_EQ(fp16.at("avg_code_bits").get<double>(), 16.0);
+  EXPECT_EQ(fp16.at("avg_bits").get<double>(), 16.0);
+  EXPECT_EQ(fp16.at("token_share"), nlohmann::json({{"fp16", 1.0}}));
   const nlohmann::json& int2 = out["methods"][1];
   EXPECT_LT(int2.at("kv_bytes_ratio").get<double>(), 0.5);
+  // Scales and zeros cost bits beyond the codes; the remainder shorter than a chunk stays FP16.
+  EXPECT_GT(int2.at("avg_bits").get<double>(), int2.at("avg_code_bits").get<double>());
+  EXPECT_GT(int2.at("token_share").at("int2").get<double>(), 0.7);
+  EXPECT_EQ(int2.at("cases").at(0).at("operating_point").at("token_share"), int2.at("token_share"));
   EXPECT_GT(int2.at("kld").get<double>(), fp16.at("kld").get<double>());
   const nlohmann::json& budget = out["methods"][3];
   EXPECT_LE(budget.at("avg_code_bits").get<double>(), 4.0 + 1e-9);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,12 +65,18 @@ void expect_tiers_follow_thresholds(const json& plan, double alpha, double beta)
   }
 }
 
-// A quantized cache is smaller than FP16, and avg_bits tells the same ratio.
+// A quantized cache is smaller than FP16.
 void expect_smaller_than_fp16(const json& plan) {
-  const auto kv = plan.at("kv_bytes").get<double>();
-  const auto fp16 = plan.at("fp16_kv_bytes").get<double>();
-  EXPECT_LT(kv, fp16);
-  EXPECT_NEAR(plan.at("avg_bits").get<double>(), 16.0 * kv / fp16, 1e-9);
+  EXPECT_LT(plan.at("kv_bytes").get<double>(), plan.at("fp16_kv_bytes").get<double>());
+}
+
+// Tokens at each precision, summed from the chunk table.
+std::map<std::string, double> tokens_by_precision(const json& plan) {
+  std::map<std::string, double> tokens;
+  for (const json& chunk : plan.at("chunks")) {
+    tokens[chunk.at("precision").get<std::string>()] += chunk.at("n_tokens").get<double>();
+  }
+  return tokens;
 }
 
 void expect_cocktail_plan(const json& plan, double alpha, double beta) {
@@ -102,6 +109,25 @@ std::size_t precisions_used(const json& plan) {
   const json& counts = plan.at("chunks_per_precision");
   return std::size_t(
       std::count_if(counts.begin(), counts.end(), [](const json& n) { return n.get<int>() > 0; }));
+}
+
+// The operating point: each precision's share of the tokens is what the chunk table holds, and
+// the bits per element count the quantization groups' scales and zeros. An INT4 token with
+// keys grouped per channel and values per token in groups of 32 costs 4 code bits plus an FP16
+// scale and zero per 32 elements: 5 bits.
+TEST(CliPlan, ReportsTheTokenSharesAndTheBitsWithScales) {
+  const json plan = plan_json({"--set", "engine.planner=uniform"});
+  const std::map<std::string, double> tokens = tokens_by_precision(plan);
+  const double n = plan.at("context_tokens").get<double>();
+  ASSERT_EQ(plan.at("token_share").size(), tokens.size());
+  for (const auto& [precision, count] : tokens) {
+    EXPECT_DOUBLE_EQ(plan.at("token_share").at(precision).get<double>(), count / n) << precision;
+  }
+  ASSERT_GT(tokens.at("int4"), 0.0);
+  EXPECT_NEAR(plan.at("avg_bits").get<double>(),
+              (5.0 * tokens.at("int4") + 16.0 * tokens.at("fp16")) / n, 1e-9);
+  EXPECT_NEAR(plan.at("avg_code_bits").get<double>(),
+              (4.0 * tokens.at("int4") + 16.0 * tokens.at("fp16")) / n, 1e-9);
 }
 
 TEST(CliPlan, SampleFollowsTheDefaultConfig) {

@@ -27,6 +27,14 @@ TEST(RunCommand, AnswersTheSampleQuestionOnTheCocktailCache) {
   EXPECT_GT(stats.at("context_tokens").get<int>(), 800);
   EXPECT_LT(stats.at("kv_bytes").get<double>(), 0.5 * stats.at("fp16_kv_bytes").get<double>());
   EXPECT_LT(stats.at("avg_bits").get<double>(), 8.0);
+  double shares = 0.0;
+  for (const auto& [precision, share] : stats.at("token_share").items()) {
+    EXPECT_GT(share.get<double>(), 0.0) << precision;
+    shares += share.get<double>();
+  }
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+  EXPECT_GT(stats.at("token_share").value("int2", 0.0) + stats.at("token_share").value("int4", 0.0),
+            0.5);
   for (const char* key : {"prefill_s", "plan_s", "tpot_s", "peak_rss_bytes"}) {
     EXPECT_GT(stats.at(key).get<double>(), 0.0) << key;
   }

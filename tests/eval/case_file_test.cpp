@@ -123,5 +123,38 @@ TEST(CaseFileTest, IdsAreUnique) {
               HasSubstr("x.jsonl:3: id = \"a\" is used twice (first on line 1)"));
 }
 
+std::string needles_error(const std::string& text) {
+  return testing::error_of<Error>([&] { parse_needles_jsonl(text, "n.jsonl"); });
+}
+
+TEST(NeedleFileTest, ReadsStatementQuestionAndAnswerWithTheirLines) {
+  const std::vector<WrittenNeedle> needles = load_needles_jsonl(kData / "cases" / "needles.jsonl");
+  ASSERT_EQ(needles.size(), 2u);
+  EXPECT_EQ(needles[0].statement, "The ferry across Lake Ombrel is called Quillhaven.");
+  EXPECT_EQ(needles[0].question, "What is the ferry across Lake Ombrel called?");
+  EXPECT_EQ(needles[0].answer, "Quillhaven");
+  EXPECT_EQ(needles[0].line, 1);
+  EXPECT_EQ(needles[1].answer, "417");
+  EXPECT_EQ(needles[1].line, 3);  // after a blank line
+}
+
+TEST(NeedleFileTest, TheStatementHoldsTheAnswerAndTheQuestionDoesNot) {
+  EXPECT_THAT(needles_error(R"({"statement": "It is 4170.", "question": "q", "answer": "417"})"),
+              HasSubstr("n.jsonl:1: statement = \"It is 4170.\" does not hold the answer \"417\""));
+  EXPECT_THAT(
+      needles_error(R"({"statement": "It is 417.", "question": "Is it 417?", "answer": "417"})"),
+      HasSubstr("question = \"Is it 417?\" gives the answer \"417\" away"));
+}
+
+TEST(NeedleFileTest, KeysAreChecked) {
+  EXPECT_THAT(needles_error(R"({"statement": "It is 417.", "question": "q"})"),
+              HasSubstr("n.jsonl:1: answer is missing"));
+  EXPECT_THAT(needles_error(R"({"statement": "s", "question": "q", "answer": "s", "id": "a"})"),
+              HasSubstr("unknown key id; known keys: answer, question, statement"));
+  EXPECT_THAT(needles_error(R"({"statement": "s", "question": "q", "answer": 5})"),
+              HasSubstr("answer = 5 is not allowed; allowed: a non-empty string"));
+  EXPECT_THAT(needles_error("\n"), HasSubstr("n.jsonl: has no needles"));
+}
+
 }  // namespace
 }  // namespace cocktail::eval

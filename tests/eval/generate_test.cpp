@@ -150,6 +150,41 @@ TEST(GenerateTest, TooShortOrMissingHaystacksAreErrors) {
       HasSubstr("pass --haystack DIR"));
 }
 
+TEST(GenerateTest, WrittenNeedlesGoToTheNiahCasesInTurn) {
+  Suite suite = small_suite();
+  suite.kinds = {CaseKind::passkey, CaseKind::niah};
+  const std::vector<WrittenNeedle> written = {
+      {"The ferry is called Quillhaven.", "What is the ferry called?", "Quillhaven", 1},
+      {"The clock chimes 417 times.", "How often does the clock chime?", "417", 2},
+      {"The gate is painted saffron.", "What colour is the gate?", "saffron", 3},
+      {"The dog is named Pemberwick.", "What is the dog named?", "Pemberwick", 4}};
+  const auto cases = generate_cases(suite, haystack(), count_words, written);
+  // Two lengths x three depths of NIAH: the needles in turn, the first two twice.
+  const std::vector<std::string> ids = {"niah-100-d0.00", "niah-100-d0.50", "niah-100-d1.00",
+                                        "niah-200-d0.00", "niah-200-d0.50", "niah-200-d1.00"};
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const EvalCase& c = find_case(cases, ids[i]);
+    const WrittenNeedle& needle = written[i % written.size()];
+    EXPECT_EQ(needle_text(c, 0), needle.statement) << c.id;
+    EXPECT_EQ(c.question, needle.question) << c.id;
+    EXPECT_THAT(c.expected, ElementsAre(needle.answer)) << c.id;
+  }
+  // Passkeys keep their own.
+  EXPECT_EQ(find_case(cases, "passkey-100-d0.00").question, "What is the pass key?");
+}
+
+TEST(GenerateTest, AWrittenAnswerTheHaystackHoldsIsAnError) {
+  Suite suite = small_suite();
+  suite.kinds = {CaseKind::niah};
+  suite.needle_file = "mine.jsonl";
+  const std::vector<WrittenNeedle> written = {
+      {"The ferry is called Quillhaven.", "What is the ferry called?", "Quillhaven", 1},
+      {"The best place is the garden.", "What is the best place?", "Garden", 2}};
+  EXPECT_THAT(
+      testing::error_of<Error>([&] { generate_cases(suite, haystack(), count_words, written); }),
+      HasSubstr("mine.jsonl:2: answer = \"Garden\" is in the haystack"));
+}
+
 TEST(LoadSuiteCasesTest, TheOverrideHaystackWinsAndJsonlCasesFollow) {
   Suite suite = small_suite();
   suite.haystack = kData / "nowhere";

@@ -41,11 +41,13 @@ needles = 4
 passkey_filler = "haystack"
 seed = 99
 cases = "mine.jsonl"
+needle_file = "needles.jsonl"
 )",
                                   kFile);
   EXPECT_EQ(suite.source, kFile);
   EXPECT_EQ(suite.haystack, std::filesystem::path("data/essays"));
   EXPECT_EQ(suite.cases, std::filesystem::path("suites/mine.jsonl"));
+  EXPECT_EQ(suite.needle_file, std::filesystem::path("suites/needles.jsonl"));
   EXPECT_THAT(suite.lengths, ElementsAre(512, 4096));
   EXPECT_THAT(suite.depths, ElementsAre(0.0, 0.5, 1.0));
   EXPECT_THAT(suite.kinds, ElementsAre(CaseKind::passkey, CaseKind::niah));
@@ -65,6 +67,12 @@ TEST(SuiteTest, UnknownKeyNamesFileLineAndTheKnownKeys) {
   const std::string message = suite_error("seed = 1\nlenghts = [1024]\n");
   EXPECT_THAT(message, HasSubstr("suites/long.toml:2: lenghts is an unknown key"));
   EXPECT_THAT(message, HasSubstr("known keys: cases, depths, haystack"));
+}
+
+TEST(SuiteTest, WrittenNeedlesNeedNiahCases) {
+  EXPECT_THAT(suite_error("kinds = [\"passkey\"]\nneedle_file = \"n.jsonl\"\n"),
+              HasSubstr("needle_file is given but `kinds` has no niah"));
+  EXPECT_THAT(suite_error("needle_file = \"\"\n"), HasSubstr("needle_file = \"\" is empty"));
 }
 
 TEST(SuiteTest, BadLengthsAreErrors) {
