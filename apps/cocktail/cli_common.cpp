@@ -8,9 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cocktail/error.hpp"
+#include "cocktail/eval/progress.hpp"
 #include "cocktail/models/question_answering.hpp"
 
 namespace cocktail::cli {
@@ -189,6 +192,16 @@ nlohmann::json plan_chunks_json(const Plan& plan) {
                       {"precision", to_string(c.precision)}});
   }
   return chunks;
+}
+
+std::function<void(std::int64_t, std::int64_t)> terminal_prefill_progress() {
+  // The total is known once prefill starts; the callback is copied, so it shares the line.
+  auto progress = std::make_shared<std::optional<eval::Progress>>();
+  return [progress](std::int64_t done, std::int64_t total) {
+    if (!*progress) progress->emplace(eval::Progress::on_terminal("prefill", total, "tokens"));
+    (*progress)->update(done);
+    if (done == total) (*progress)->finish();
+  };
 }
 
 void print_json(const nlohmann::json& j) {

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -70,6 +71,9 @@ void print_operating_point(std::ostream& out, const OperatingPoint& point);
 // An answer's stats as JSON (`cocktail run` and `cocktail bench decode`), with the mean time a
 // generated token spent in each part of the step under "tpot_parts_s".
 nlohmann::json answer_stats_json(const models::AnswerStats& stats);
+
+// A prefill progress callback that draws a progress line on stderr when it is a terminal.
+std::function<void(std::int64_t done, std::int64_t total)> terminal_prefill_progress();
 
 // Writes JSON to stdout, pretty-printed.
 void print_json(const nlohmann::json& j);

@@ -10,6 +10,7 @@
 #include "cli_common.hpp"
 #include "cocktail/engine.hpp"
 #include "cocktail/error.hpp"
+#include "cocktail/models/question_answering.hpp"
 #include "cocktail/text_pieces.hpp"
 #include "commands.hpp"
 #include "memory_check.hpp"
@@ -27,6 +28,7 @@ struct PlanArgs {
   bool json = false;
   // The model whose cache the bytes are counted for; SmolLM2-135M by default.
   KvShape shape{30, 3, 64};
+  bool shape_given = false;  // any of --layers, --kv-heads, --head-dim
 };
 
 // A store of one layer x head, for the bytes of the plan alone.
@@ -108,14 +110,44 @@ void print_text(const Plan& plan, const OperatingPoint& point) {
   print_operating_point(std::cout, point);
 }
 
-// A scorer that reads the query's prefill attention has nothing to read here.
-void require_text_scorer(const Engine& engine, const KvShape& shape) {
-  const ChunkScorer& scorer = engine.scorer();
-  if (scorer.query_attention_layers(shape.n_layers).empty()) return;
-  throw Error(
-      fmt::format("the {} scorer needs a model's prefill; `cocktail plan` runs no model "
-                  "— use --set engine.scorer=bm25 or minilm, or `cocktail run`",
-                  scorer.name()));
+// A plan and what it does to the cache.
+struct PlannedContext {
+  Plan plan;
+  OperatingPoint point;
+  KvShape shape;  // of the cache the bytes are counted for
+};
+
+// Text scorers plan the document's word pieces without a model; the bytes are counted for the
+// KV shape of --layers, --kv-heads and --head-dim.
+PlannedContext plan_without_model(const Engine& engine, const PlanArgs& args,
+                                  const std::string& text, const std::string& query) {
+  const std::vector<std::string> pieces = split_word_pieces(text);
+  const PlanInput input{pieces,     std::int64_t(pieces.size()), query, &engine.scorer(), nullptr,
+                        args.shape, engine.settings().layout};
+  Plan plan = engine.planner().plan(input);
+  plan.validate();
+  const std::size_t kv =
+      plan.n_tokens() > 0 ? planned_kv_bytes(engine.backend(), engine.settings(), args.shape, plan)
+                          : 0;
+  OperatingPoint point = operating_point(plan, kv, args.shape.fp16_bytes(plan.n_tokens()));
+  return {std::move(plan), std::move(point), args.shape};
+}
+
+// A scorer that reads the question's attention (the `attention` scorer) needs the model's
+// prefill: the plan is the one `cocktail run` commits, over the model's tokens, and the bytes
+// are those of its store.
+PlannedContext plan_with_model(const Config& config, const Engine& engine, const std::string& text,
+                               const std::string& query) {
+  const models::ModelSettings settings = models::ModelSettings::from_options(config.model);
+  const models::LlamaModel model(settings.resolved_path());
+  models::Question question{text, query};
+  question.max_new_tokens = 1;
+  require_kv_cache_memory(model, question, 1);
+  const models::QuestionAnswerer answerer(engine, model, settings);
+  models::QuestionAnswerer::Callbacks callbacks;
+  callbacks.prefill_progress = terminal_prefill_progress();
+  models::Answer prefilled = answerer.start(question, callbacks).finish();
+  return {std::move(prefilled.plan), prefilled.stats.cache, model.hparams().kv_shape()};
 }
 
 void run(const PlanArgs& args) {
@@ -123,31 +155,29 @@ void run(const PlanArgs& args) {
   const std::string query = question_or_sample(args.query, args.context, "--query");
   const Config config = args.config.load();
   const Engine engine(config);
-  require_text_scorer(engine, args.shape);
-
-  const std::vector<std::string> pieces = split_word_pieces(text);
-  const PlanInput input{pieces,     std::int64_t(pieces.size()), query, &engine.scorer(), nullptr,
-                        args.shape, engine.settings().layout};
-  Plan plan = engine.planner().plan(input);
-  plan.validate();
-
-  const std::size_t kv =
-      plan.n_tokens() > 0 ? planned_kv_bytes(engine.backend(), engine.settings(), args.shape, plan)
-                          : 0;
-  const OperatingPoint point = operating_point(plan, kv, args.shape.fp16_bytes(plan.n_tokens()));
+  const bool reads_attention = !engine.scorer().query_attention_layers(args.shape.n_layers).empty();
+  if (reads_attention && args.shape_given) {
+    throw Error(fmt::format(
+        "--layers, --kv-heads and --head-dim give the KV shape for text scorers; the {} scorer "
+        "runs the model of [model] path and counts that model's cache",
+        engine.scorer().name()));
+  }
+  const PlannedContext planned = reads_attention ? plan_with_model(config, engine, text, query)
+                                                 : plan_without_model(engine, args, text, query);
   if (!args.svg.empty()) {
     std::ofstream out(args.svg);
-    out << render_plan_svg(plan, "Cocktail plan: " + std::to_string(plan.chunks.size()) +
-                                     " chunks, query \"" + query + "\"");
+    out << render_plan_svg(planned.plan,
+                           "Cocktail plan: " + std::to_string(planned.plan.chunks.size()) +
+                               " chunks, query \"" + query + "\"");
     if (!out) throw Error("cannot write " + args.svg);
   }
   if (args.json) {
     // Only here: as JSON a chunk costs hundreds of bytes, the text table prints it directly.
-    nlohmann::json summary = summary_json(plan, point, args.shape);
-    summary["chunks"] = plan_chunks_json(plan);
+    nlohmann::json summary = summary_json(planned.plan, planned.point, planned.shape);
+    summary["chunks"] = plan_chunks_json(planned.plan);
     print_json(summary);
   } else {
-    print_text(plan, point);
+    print_text(planned.plan, planned.point);
   }
 }
 
@@ -156,7 +186,9 @@ void run(const PlanArgs& args) {
 void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* command = app.add_subcommand(
-      "plan", "Score and plan the chunks of a context against a query (no model needed)");
+      "plan",
+      "Score and plan the chunks of a context against a query (the model runs only for the "
+      "attention scorer)");
   args->config.add_to(*command, false);
   args->context.add_to(*command);
   command->add_option("--query", args->query, "The user's question");
@@ -168,7 +200,12 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   command->add_option("--head-dim", args->shape.head_dim, "Head dimension")
       ->check(CLI::Range(32, 1024));
-  command->callback([args] { run(*args); });
+  command->callback([args, command] {
+    args->shape_given =
+        command->count("--layers") + command->count("--kv-heads") + command->count("--head-dim") >
+        0;
+    run(*args);
+  });
 }
 
 }  // namespace cocktail::cli

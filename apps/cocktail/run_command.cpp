@@ -5,7 +5,6 @@
 
 #include "cli_common.hpp"
 #include "cocktail/engine.hpp"
-#include "cocktail/eval/progress.hpp"
 #include "cocktail/models/question_answering.hpp"
 #include "commands.hpp"
 #include "memory_check.hpp"
@@ -47,15 +46,9 @@ void run(const RunArgs& args) {
   const models::QuestionAnswerer answerer(engine, model, settings);
 
   models::QuestionAnswerer::Callbacks callbacks;
-  // A progress line for people watching a terminal (on_terminal draws nothing otherwise); the
-  // total is known once prefill starts.
-  std::optional<eval::Progress> progress;
+  // For people watching a terminal: a prefill progress line, and the answer as it comes.
   if (!args.json) {
-    callbacks.prefill_progress = [&progress](std::int64_t done, std::int64_t total) {
-      if (!progress) progress.emplace(eval::Progress::on_terminal("prefill", total, "tokens"));
-      progress->update(done);
-      if (done == total) progress->finish();
-    };
+    callbacks.prefill_progress = terminal_prefill_progress();
     callbacks.on_text = [](std::string_view text) { std::cout << text << std::flush; };
   }
   const models::Answer answer = answerer.answer(question, callbacks);

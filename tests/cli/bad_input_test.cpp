@@ -233,9 +233,10 @@ std::vector<BadInput> config_rows() {
       {"set_unknown_planner", plan({"--set", "engine.planner=nosuch"}), {"planner", "nosuch"}},
       {"set_unknown_backend", plan({"--set", "engine.backend=nosuch"}), {"backend", "nosuch"}},
       {"set_empty_scorer", plan({"--set", "engine.scorer=''"}), {"engine.scorer"}},
-      {"set_attention_scorer_in_plan",
-       plan({"--set", "engine.scorer=attention"}),
-       {"the attention scorer needs a model's prefill", "bm25 or minilm"}},
+      {"plan_shape_with_attention_scorer",
+       plan({"--set", "engine.scorer=attention", "--layers", "4"}),
+       {"--layers, --kv-heads and --head-dim give the KV shape for text scorers",
+        "the attention scorer runs the model"}},
   };
 }
 
