@@ -219,7 +219,7 @@ EngineSettings read_engine(Options options, const fs::path& base) {
 }
 
 KvQuantLayout read_quant(Options options) {
-  KvQuantLayout layout;
+  KvQuantLayout layout = EngineSettings{}.layout;
   const std::int64_t group = options.get_int("group_size", layout.group_size, 32, 1024);
   if (group % 32 != 0) {
     options.fail("group_size",
@@ -228,9 +228,12 @@ KvQuantLayout read_quant(Options options) {
                              group));
   }
   layout.group_size = static_cast<int>(group);
-  layout.key_axis = *parse_quant_axis(options.get_choice("key_axis", "channel", kAxes));
-  layout.value_axis = *parse_quant_axis(options.get_choice("value_axis", "token", kAxes));
-  layout.range = *parse_range_fit(options.get_choice("range", "min_max", kRangeFits));
+  layout.key_axis = *parse_quant_axis(
+      options.get_choice("key_axis", std::string(to_string(layout.key_axis)), kAxes));
+  layout.value_axis = *parse_quant_axis(
+      options.get_choice("value_axis", std::string(to_string(layout.value_axis)), kAxes));
+  layout.range = *parse_range_fit(
+      options.get_choice("range", std::string(to_string(layout.range)), kRangeFits));
   options.finish();
   return layout;
 }

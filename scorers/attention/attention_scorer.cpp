@@ -37,7 +37,8 @@ std::vector<double> AttentionScorer::score(const ScoringInput& input) {
   if (attention == nullptr || attention->layers.empty()) {
     throw Error(
         "the attention scorer reads the query's attention from a model run, and none was given "
-        "(it works with cocktail run and cocktail eval, not with cocktail plan)");
+        "(QuestionAnswerer and the cocktail commands that run a model pass it; a host calling "
+        "the planner directly must fill PlanInput::query_attention or pick a text scorer)");
   }
   const std::size_t n_heads = std::size_t(attention->n_heads);
   std::vector<double> scores(input.chunk_tokens.size());

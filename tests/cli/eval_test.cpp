@@ -31,10 +31,10 @@ TEST(EvalCommand, RunsEveryMethodOnACustomCaseAndWritesTheReport) {
   const std::string json = dir.path("results.json").string();
   const std::string report = dir.path("report").string();
   const CliResult r =
-      run_cli({"eval", "--config", shipped_config("default.toml"), "--suite", suite, "--methods",
+      run_cli({"eval", "--config", shipped_config("paper.toml"), "--suite", suite, "--methods",
                "fp16,int2,cocktail@attention,budget-4@bm25,int2+ls", "--max-tokens", "12", "--json",
-               json, "--report", report, "--set", "planner.cocktail.chunk_size=8", "--set",
-               "planner.budget.chunk_size=8"});
+               json, "--report", report, "--set", "engine.scorer=bm25", "--set",
+               "planner.cocktail.chunk_size=8", "--set", "planner.budget.chunk_size=8"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| cocktail@attention |"));
   const nlohmann::json out = nlohmann::json::parse(read_file(json));

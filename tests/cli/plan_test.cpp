@@ -14,14 +14,16 @@ namespace {
 
 using nlohmann::json;
 
-// What configs/default.toml sets.
-constexpr double kDefaultAlpha = 0.6;
-constexpr double kDefaultBeta = 0.1;
+// What configs/paper.toml sets.
+constexpr double kPaperAlpha = 0.6;
+constexpr double kPaperBeta = 0.1;
 constexpr std::int64_t kChunkSize = 32;
 
-// `cocktail plan --json` with configs/default.toml and `extra` arguments.
+// `cocktail plan --json` with configs/paper.toml, the BM25 scorer (no encoder to load) and
+// `extra` arguments.
 json plan_json(const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"plan", "--json", "--config", shipped_config("default.toml")};
+  std::vector<std::string> args = {
+      "plan", "--json", "--config", shipped_config("paper.toml"), "--set", "engine.scorer=bm25"};
   args.insert(args.end(), extra.begin(), extra.end());
   return json_of(run_cli(args));
 }
@@ -130,14 +132,14 @@ TEST(CliPlan, ReportsTheTokenSharesAndTheBitsWithScales) {
               (4.0 * tokens.at("int4") + 16.0 * tokens.at("fp16")) / n, 1e-9);
 }
 
-TEST(CliPlan, SampleFollowsTheDefaultConfig) {
-  expect_cocktail_plan(plan_json({}), kDefaultAlpha, kDefaultBeta);
+TEST(CliPlan, SampleFollowsThePaperConfig) {
+  expect_cocktail_plan(plan_json({}), kPaperAlpha, kPaperBeta);
 }
 
-TEST(CliPlan, InlineContextFollowsTheDefaultConfig) {
+TEST(CliPlan, InlineContextFollowsThePaperConfig) {
   const json plan =
       plan_json({"--context", inventory_context(), "--query", "What is the vault code?"});
-  expect_cocktail_plan(plan, kDefaultAlpha, kDefaultBeta);
+  expect_cocktail_plan(plan, kPaperAlpha, kPaperBeta);
 }
 
 // Every form of valid UTF-8 passes the context check: two-, three- and four-byte sequences,
@@ -151,7 +153,7 @@ TEST(CliPlan, ContextInAnyScriptIsAccepted) {
 }
 
 TEST(CliPlan, SetOverridesAlpha) {
-  expect_cocktail_plan(plan_json({"--set", "planner.cocktail.alpha=0.3"}), 0.3, kDefaultBeta);
+  expect_cocktail_plan(plan_json({"--set", "planner.cocktail.alpha=0.3"}), 0.3, kPaperBeta);
 }
 
 TEST(CliPlan, UniformPlannerPutsEveryFullChunkInInt4) {

@@ -10,8 +10,8 @@
 #include "run_cli.hpp"
 
 // Every shipped config with every command that takes one: it works (`plan` with the attention
-// scorer runs the model's prefill, as `run` does). The real-model runs are short (a few hundred context tokens, two answer
-// tokens), so the whole loop costs seconds.
+// scorer runs the model's prefill, as `run` does). The real-model runs are short (a few hundred
+// context tokens, two answer tokens), so the whole loop costs seconds.
 namespace cocktail::testing {
 namespace {
 
@@ -26,7 +26,7 @@ const std::string kShortContext =
 // Configs whose planner needs a few hundred context tokens: the budget planner meets its bits
 // only with enough INT2 chunks to average its FP16 ones against. The others get a few
 // sentences, for a quick prefill (it dominates the loop's time, most of all under ASan).
-const std::set<std::string> kNeedLongContext = {"budget-3bit.toml"};
+const std::set<std::string> kNeedLongContext = {"default.toml"};
 
 // The start of the built-in sample document, a few hundred tokens.
 std::string long_context() {
@@ -75,7 +75,7 @@ std::vector<std::string> shipped_configs() {
   return names;
 }
 
-// "budget-3bit.toml" -> "budget_3bit", a test name.
+// "uniform-int4.toml" -> "uniform_int4", a test name.
 std::string test_name(const ::testing::TestParamInfo<std::string>& config) {
   std::string name = fs::path(config.param).stem().string();
   std::replace(name.begin(), name.end(), '-', '_');

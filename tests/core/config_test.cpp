@@ -25,11 +25,12 @@ Config parse(const std::string& text, const std::vector<std::string>& overrides 
 TEST(ConfigTest, EmptyConfigGivesDefaults) {
   const Config config = parse("");
   EXPECT_EQ(config.engine.backend, "auto");
-  EXPECT_EQ(config.engine.planner, "cocktail");
-  EXPECT_EQ(config.engine.scorer, "bm25");
+  EXPECT_EQ(config.engine.planner, "budget");
+  EXPECT_EQ(config.engine.scorer, "attention");
   EXPECT_EQ(config.engine.log_level, "info");
   EXPECT_TRUE(config.engine.plugin_paths.empty());
-  EXPECT_EQ(config.engine.layout, KvQuantLayout{});
+  EXPECT_EQ(config.engine.layout, (KvQuantLayout{32, QuantAxis::per_channel, QuantAxis::per_token,
+                                                 RangeFit::least_squares}));
   EXPECT_TRUE(config.plugins.empty());
 }
 
@@ -53,7 +54,8 @@ range = "least_squares"
   EXPECT_EQ(config.engine.log_level, "debug");
   EXPECT_EQ(config.engine.layout, (KvQuantLayout{64, QuantAxis::per_token, QuantAxis::per_channel,
                                                  RangeFit::least_squares}));
-  EXPECT_EQ(parse("[quant]\n").engine.layout.range, RangeFit::min_max);
+  EXPECT_EQ(parse("[quant]\n").engine.layout.range, RangeFit::least_squares);
+  EXPECT_EQ(parse("[quant]\nrange = \"min_max\"\n").engine.layout.range, RangeFit::min_max);
 }
 
 TEST(ConfigTest, PluginTablesKeepTheirKeysForThePlugin) {
@@ -310,7 +312,7 @@ TEST_F(LoadConfigTest, MissingFileNamesThePath) {
 TEST(ShippedConfigsTest, AllParse) {
   const fs::path folder = fs::path(COCKTAIL_SOURCE_DIR) / "configs";
   for (const char* name : {"default.toml", "fp16.toml", "uniform-int4.toml", "uniform-int2.toml",
-                           "kivi-int2.toml", "recency.toml", "budget-3bit.toml"}) {
+                           "kivi-int2.toml", "recency.toml", "paper.toml"}) {
     EXPECT_NO_THROW(load_config(folder / name)) << name;
   }
 }
@@ -318,11 +320,27 @@ TEST(ShippedConfigsTest, AllParse) {
 TEST(ShippedConfigsTest, DefaultMatchesTheBuiltInDefaults) {
   const Config config = load_config(fs::path(COCKTAIL_SOURCE_DIR) / "configs" / "default.toml");
   EXPECT_EQ(config.engine.backend, "auto");
-  EXPECT_EQ(config.engine.planner, "cocktail");
-  EXPECT_EQ(config.engine.scorer, "bm25");
+  EXPECT_EQ(config.engine.planner, "budget");
+  EXPECT_EQ(config.engine.scorer, "attention");
   EXPECT_EQ(config.engine.log_level, "info");
   EXPECT_TRUE(config.engine.plugin_paths.empty());
-  EXPECT_EQ(config.engine.layout, KvQuantLayout{});
+  EXPECT_EQ(config.engine.layout, parse("").engine.layout);
+  Options budget = config.plugin_options("planner", "budget");
+  EXPECT_DOUBLE_EQ(budget.get_double("target_bits", -1, 0, 16), 3.0);
+  EXPECT_EQ(budget.get_int("max_kv_bytes", -1, 0, std::int64_t{1} << 50), 0);
+  EXPECT_EQ(budget.get_int("chunk_size", -1, 1, 1048576), 32);
+  EXPECT_EQ(budget.get_int("min_high_chunks", -1, 0, 1 << 30), 0);
+  EXPECT_EQ(budget.get_string("high", ""), "fp16");
+  EXPECT_EQ(budget.get_string("mid", ""), "int4");
+  EXPECT_EQ(budget.get_string("low", ""), "int2");
+  EXPECT_NO_THROW(budget.finish());
+  Options attention = config.plugin_options("scorer", "attention");
+  EXPECT_EQ(attention.get_int("first_layer", 99, -4096, 4095), 0);
+  EXPECT_EQ(attention.get_int("last_layer", 99, -4096, 4095), -1);
+  EXPECT_EQ(attention.get_int("layer_step", 99, 1, 4096), 1);
+  EXPECT_EQ(attention.get_string("aggregate", ""), "max");
+  EXPECT_EQ(attention.get_int("sink_tokens", 99, 0, std::int64_t{1} << 40), 4);
+  EXPECT_NO_THROW(attention.finish());
   Options cocktail = config.plugin_options("planner", "cocktail");
   EXPECT_DOUBLE_EQ(cocktail.get_double("alpha", -1, 0, 1), 0.6);
   EXPECT_DOUBLE_EQ(cocktail.get_double("beta", -1, 0, 1), 0.1);

@@ -150,8 +150,8 @@ TEST(EngineTest, EmptyConfigPicksTheCpuBackendAndTheDefaultPlugins) {
   const Engine engine(config_of(""));
   EXPECT_EQ(engine.settings().backend, "auto");
   EXPECT_EQ(engine.backend().name(), "cpu");
-  EXPECT_EQ(engine.planner().name(), "cocktail");
-  EXPECT_EQ(engine.scorer().name(), "bm25");
+  EXPECT_EQ(engine.planner().name(), "budget");
+  EXPECT_EQ(engine.scorer().name(), "attention");
 }
 
 TEST(EngineTest, UnknownBackendListsTheAvailableOnes) {
@@ -174,7 +174,8 @@ TEST(EngineTest, TableForAPlannerThatDoesNotExistIsAnError) {
 }
 
 TEST(EngineTest, PlansQuantizesAndAttendsEndToEnd) {
-  const Engine engine(config_of(""));
+  // BM25 scores the words of the text; the default attention scorer would need a model run.
+  const Engine engine(config_of("[engine]\nplanner = \"cocktail\"\nscorer = \"bm25\"\n"));
   Session session = engine.new_session(kShape);
   std::mt19937 rng(42);
   const Plan& plan = prefill_and_commit(session, rng);

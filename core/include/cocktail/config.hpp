@@ -11,14 +11,16 @@
 namespace cocktail {
 
 // The engine's own settings ([engine] and [quant]); plugin tables stay as Options for the
-// plugin to validate. Every key is documented in docs/config.md.
+// plugin to validate. Every key is documented in docs/config.md. The defaults are
+// configs/default.toml's, the configuration chosen by measurement (docs/config.md, "How the
+// default is chosen"): the budget planner with the attention scorer and least-squares ranges.
 struct EngineSettings {
   std::string backend = "auto";
-  std::string planner = "cocktail";
-  std::string scorer = "bm25";
+  std::string planner = "budget";
+  std::string scorer = "attention";
   std::string log_level = "info";
   std::vector<std::filesystem::path> plugin_paths;
-  KvQuantLayout layout;
+  KvQuantLayout layout{.range = RangeFit::least_squares};
 };
 
 struct Config {
