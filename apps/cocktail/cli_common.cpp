@@ -147,13 +147,14 @@ nlohmann::json operating_point_json(const OperatingPoint& point) {
 }
 
 void print_operating_point(std::ostream& out, const OperatingPoint& point) {
-  out << fmt::format("context tokens by precision:");
+  out << "context tokens by precision:";
   for (const auto& [precision, share] : point.token_share) {
     out << fmt::format(" {} {:.1f}%", to_string(precision), 100.0 * share);
   }
   out << " (chunks:";
-  for (const auto& [precision, n] : point.chunks)
+  for (const auto& [precision, n] : point.chunks) {
     out << fmt::format(" {}={}", to_string(precision), n);
+  }
   out << fmt::format(
       ")\naverage bits per element: {:.2f} with scales and zeros (codes alone {:.2f})\n"
       "KV bytes: {} vs FP16 {} ({:.1f}%)\n",
