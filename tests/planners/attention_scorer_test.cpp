@@ -92,7 +92,8 @@ TEST(ScorerAttention, LayersAreARangeWithNegativesFromTheEnd) {
 TEST(ScorerAttention, WithoutAModelRunItSaysSo) {
   Options o;
   AttentionScorer scorer(o);
-  EXPECT_THAT(error_of<Error>([&] { score(scorer, nullptr); }), HasSubstr("cocktail plan"));
+  EXPECT_THAT(error_of<Error>([&] { score(scorer, nullptr); }),
+              HasSubstr("must fill PlanInput::query_attention or pick a text scorer"));
   QueryAttention short_run = attention();
   short_run.n_tokens = 5;
   short_run.mass.resize(4 * 5);
