@@ -139,7 +139,7 @@ nlohmann::json operating_point_json(const OperatingPoint& point) {
   }
   return {{"chunks_per_precision", chunks},
           {"token_share", shares},
-          {"avg_code_bits", point.avg_code_bits},
+          {"avg_code_bits", point.avg_code_bits()},
           {"avg_bits", point.avg_bits()},
           {"kv_bytes", point.kv_bytes},
           {"fp16_kv_bytes", point.fp16_kv_bytes},
@@ -158,7 +158,7 @@ void print_operating_point(std::ostream& out, const OperatingPoint& point) {
   out << fmt::format(
       ")\naverage bits per element: {:.2f} with scales and zeros (codes alone {:.2f})\n"
       "KV bytes: {} vs FP16 {} ({:.1f}%)\n",
-      point.avg_bits(), point.avg_code_bits, human_bytes(point.kv_bytes),
+      point.avg_bits(), point.avg_code_bits(), human_bytes(point.kv_bytes),
       human_bytes(point.fp16_kv_bytes), 100.0 * point.kv_bytes_ratio());
 }
 

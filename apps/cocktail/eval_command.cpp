@@ -46,7 +46,7 @@ struct MethodTotals {
     return outcomes.empty() ? eval::kNoValue : sum / double(outcomes.size());
   }
   double mean_code_bits() const {
-    return mean([](const MethodCaseOutcome& o) { return o.cache.avg_code_bits; });
+    return mean([](const MethodCaseOutcome& o) { return o.cache.avg_code_bits(); });
   }
   double mean_kv_bytes_ratio() const {
     return mean([](const MethodCaseOutcome& o) { return o.cache.kv_bytes_ratio(); });

@@ -2,8 +2,14 @@
 
 namespace cocktail {
 
+double OperatingPoint::avg_code_bits() const {
+  double bits = 0.0;
+  for (const auto& [precision, share] : token_share) bits += share * code_bits(precision);
+  return bits;
+}
+
 double OperatingPoint::avg_bits() const {
-  return fp16_kv_bytes > 0 ? 16.0 * kv_bytes_ratio() : 0.0;
+  return 16.0 * kv_bytes_ratio();
 }
 
 double OperatingPoint::kv_bytes_ratio() const {
@@ -12,7 +18,6 @@ double OperatingPoint::kv_bytes_ratio() const {
 
 OperatingPoint operating_point(const Plan& plan, std::size_t kv_bytes, std::size_t fp16_kv_bytes) {
   OperatingPoint point;
-  point.avg_code_bits = plan.average_code_bits();
   point.kv_bytes = kv_bytes;
   point.fp16_kv_bytes = fp16_kv_bytes;
   const std::int64_t tokens = plan.n_tokens();

@@ -11,15 +11,16 @@ namespace cocktail {
 
 // What a planner and scorer did to the cache: how the context's tokens split over the
 // precisions and what the committed store costs against an FP16 cache of the same tokens.
-// This is the number to compare configurations by; the planner's thresholds alone do not say
-// it (BM25 and MiniLM scores put the same alpha at very different shares).
+// This is what to compare configurations by: a planner's thresholds alone do not say it, since
+// the shares they give depend on how the scores spread.
 struct OperatingPoint {
   std::map<Precision, int> chunks;          // chunks at each precision present
   std::map<Precision, double> token_share;  // share of the plan's tokens at each precision
-  double avg_code_bits = 0.0;               // the plan's mean code bits, metadata excluded
   std::size_t kv_bytes = 0;                 // the store's bytes: codes, scales, zeros, tail
   std::size_t fp16_kv_bytes = 0;            // the same tokens in an FP16 cache
 
+  // The plan's mean code bits per element, metadata excluded (as the paper counts them).
+  double avg_code_bits() const;
   // Bits per stored K/V element, scales, zeros and the FP16 tail included.
   double avg_bits() const;
   // kv_bytes over fp16_kv_bytes.
