@@ -145,7 +145,7 @@ void run(const BenchArgs& args) {
   ConfigArgs config = args.config;
   config.overrides = overrides;
   const Engine engine(config.load());
-  Backend& backend = engine.backend();
+  Backend& backend = *engine.backend();
   const int chunk = engine.settings().layout.group_size;
 
   const Plan mixed = mixed_plan(args.context_tokens, chunk, args.mix);

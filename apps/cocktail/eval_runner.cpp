@@ -96,7 +96,7 @@ EvalRunner::EvalRunner(const std::vector<EvalMethod>& methods, const std::string
   }
   fp16_engine_ = std::make_unique<Engine>(
       method_config(config_file, overrides, parse_eval_methods("fp16").front().overrides));
-  weights_ = std::make_unique<models::LlamaWeights>(model_, fp16_engine_->backend().make_compute());
+  weights_ = std::make_unique<models::LlamaWeights>(model_, fp16_engine_->backend());
 }
 
 std::int64_t EvalRunner::count_tokens(std::string_view text) const {

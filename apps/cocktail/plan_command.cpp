@@ -127,7 +127,7 @@ PlannedContext plan_without_model(const Engine& engine, const PlanArgs& args,
   Plan plan = engine.planner().plan(input);
   plan.validate();
   const std::size_t kv =
-      plan.n_tokens() > 0 ? planned_kv_bytes(engine.backend(), engine.settings(), args.shape, plan)
+      plan.n_tokens() > 0 ? planned_kv_bytes(*engine.backend(), engine.settings(), args.shape, plan)
                           : 0;
   OperatingPoint point = operating_point(plan, kv, args.shape.fp16_bytes(plan.n_tokens()));
   return {std::move(plan), std::move(point), args.shape};

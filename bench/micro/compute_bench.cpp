@@ -65,27 +65,14 @@ void evict_caches() {
   big[0] = sum;
 }
 
-// A view of `bytes` carrying the copy compute.prepare makes of it (kept in `copies`) when
-// `prepared` is set.
-WeightView view_of(const std::vector<std::byte>& bytes, TensorType type, std::int64_t rows,
-                   std::int64_t cols, const CpuCompute& compute, bool prepared,
-                   std::vector<std::unique_ptr<PreparedWeights>>& copies) {
-  WeightView w{type, bytes.data(), rows, cols};
-  if (prepared) {
-    copies.push_back(compute.prepare(w));
-    w.prepared = copies.back().get();
-  }
-  return w;
-}
-
 // With `from_dram`, each call's weights are evicted from the caches first (untimed).
 void matmul(benchmark::State& state, Shape shape, std::int64_t tokens,
             MatmulActivations activations, bool from_dram, bool prepared) {
   const auto weights = random_weights(shape.type, shape.rows, shape.cols);
-  CpuCompute compute(0, activations);
-  std::vector<std::unique_ptr<PreparedWeights>> copies;
-  const WeightView w =
-      view_of(weights, shape.type, shape.rows, shape.cols, compute, prepared, copies);
+  // With `prepared`, upload makes the row-group copy where the GEMV reads one.
+  CpuCompute compute(0, activations, prepared);
+  const std::unique_ptr<CpuWeights> w =
+      compute.upload_matrix({shape.type, weights.data(), shape.rows, shape.cols});
   std::vector<float> x(std::size_t(tokens * shape.cols));
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
@@ -97,7 +84,7 @@ void matmul(benchmark::State& state, Shape shape, std::int64_t tokens,
       evict_caches();
       state.ResumeTiming();
     }
-    compute.matmul(w, x, tokens, y);
+    compute.matmul(*w, x, tokens, y);
     benchmark::DoNotOptimize(y.data());
   }
   state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(weights.size()));
@@ -110,46 +97,38 @@ void matmul(benchmark::State& state, Shape shape, std::int64_t tokens,
 void decode_layers(benchmark::State& state, MatmulActivations activations, bool shared_input,
                    bool prepared) {
   constexpr int kLayers = 30;
-  struct Matrix {
-    std::vector<std::byte> bytes;
-    WeightView view;
-  };
-  std::vector<Matrix> matrices;
+  CpuCompute compute(0, activations, prepared);
+  std::vector<std::vector<std::byte>> bytes;
+  std::vector<std::unique_ptr<CpuWeights>> matrices;
   const std::int64_t shapes[][2] = {{576, 576},  {192, 576},  {192, 576}, {576, 576},
                                     {1536, 576}, {1536, 576}, {576, 1536}};
   std::size_t total = 0;
   for (int l = 0; l < kLayers; ++l) {
     for (const auto& s : shapes) {
-      Matrix m{random_weights(TensorType::q4_1, s[0], s[1]), {}};
-      m.view = {TensorType::q4_1, nullptr, s[0], s[1]};
-      total += m.bytes.size();
-      matrices.push_back(std::move(m));
+      bytes.push_back(random_weights(TensorType::q4_1, s[0], s[1]));
+      total += bytes.back().size();
+      matrices.push_back(compute.upload_matrix({TensorType::q4_1, bytes.back().data(), s[0], s[1]}));
     }
-  }
-  CpuCompute compute(0, activations);
-  std::vector<std::unique_ptr<PreparedWeights>> copies;
-  for (Matrix& m : matrices) {
-    m.view = view_of(m.bytes, m.view.type, m.view.rows, m.view.cols, compute, prepared, copies);
   }
   std::vector<float> x(1536, 0.5f), y(2 * 1536);
   // Runs of matrices that share an input: [first, last) of a layer's 7.
   const int runs[][2] = {{0, 3}, {3, 4}, {4, 6}, {6, 7}};
-  std::vector<MatmulOutput> outputs;
+  std::vector<HostMatmulOutput> outputs;
   for (auto _ : state) {
     for (int l = 0; l < kLayers; ++l) {
       for (const auto& run : runs) {
         outputs.clear();
         std::size_t used = 0;
         for (int i = run[0]; i < run[1]; ++i) {
-          const WeightView& w = matrices[std::size_t(l * 7 + i)].view;
-          outputs.push_back({w, std::span<float>(y).subspan(used, std::size_t(w.rows))});
-          used += std::size_t(w.rows);
+          const CpuWeights* w = matrices[std::size_t(l * 7 + i)].get();
+          outputs.push_back({w, std::span<float>(y).subspan(used, std::size_t(w->rows()))});
+          used += std::size_t(w->rows());
         }
-        const auto in = std::span<const float>(x).first(std::size_t(outputs[0].w.cols));
+        const auto in = std::span<const float>(x).first(std::size_t(outputs[0].w->cols()));
         if (shared_input) {
           compute.matmul_shared_input(in, 1, outputs);
         } else {
-          for (const MatmulOutput& out : outputs) compute.matmul(out.w, in, 1, out.y);
+          for (const HostMatmulOutput& out : outputs) compute.matmul(*out.w, in, 1, out.y);
         }
       }
     }

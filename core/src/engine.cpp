@@ -94,7 +94,7 @@ Engine::Engine(const Config& config)
   planner_ = registry_.make_planner(settings_.planner, &planner_options);
   Options scorer_options = config.plugin_options("scorer", settings_.scorer);
   scorer_ = registry_.make_scorer(settings_.scorer, &scorer_options);
-  scorer_->use_compute(backend_->make_compute());
+  scorer_->use_backend(backend_);
 }
 
 Session Engine::new_session(const KvShape& shape, std::int64_t max_tokens) const {

@@ -139,55 +139,100 @@ class GuardedAttention final : public AttentionExecutor, Guard<AttentionExecutor
   }
 };
 
+// An object the plugin made, handed out as it is (its own backend's code must recognise it:
+// a Buffer inside a Tensor, an Event), kept from outliving the plugin's library.
+template <class T>
+std::shared_ptr<T> keeping_owner(std::shared_ptr<T> object, std::shared_ptr<const void> owner) {
+  struct Holder {
+    std::shared_ptr<const void> owner;  // declared first, so released after the object
+    std::shared_ptr<T> object;
+  };
+  T* raw = object.get();
+  return std::shared_ptr<T>(std::make_shared<Holder>(Holder{std::move(owner), std::move(object)}),
+                            raw);
+}
+
+class GuardedStream final : public Stream, Guard<Stream> {
+ public:
+  using Guard::Guard;
+
+  // The plugin's own stream, for its own objects, which enqueue on it directly.
+  Stream& inner() const { return *inner_; }
+
+  void upload(std::span<const std::byte> host, const Tensor& dst) override {
+    call([&] { inner_->upload(host, dst); });
+  }
+  void download(const Tensor& src, std::span<std::byte> host) override {
+    call([&] { inner_->download(src, host); });
+  }
+  void synchronize() override {
+    call([&] { inner_->synchronize(); });
+  }
+  std::shared_ptr<Event> record() override {
+    return keeping_owner(call([&] { return inner_->record(); }), owner_);
+  }
+  double seconds_between(const Event& start, const Event& end) const override {
+    return call([&] { return inner_->seconds_between(start, end); });
+  }
+};
+
+// Like unguarded(KvStore): a stream the plugin made reaches it unwrapped.
+Stream& unguarded(Stream& stream) {
+  auto* guarded = dynamic_cast<GuardedStream*>(&stream);
+  return guarded ? guarded->inner() : stream;
+}
+
 class GuardedCompute final : public Compute, Guard<Compute> {
  public:
   using Guard::Guard;
   std::string_view name() const override {
     return call([&] { return inner_->name(); });
   }
-  std::unique_ptr<PreparedWeights> prepare(const WeightView& w) const override {
-    return call([&] { return inner_->prepare(w); });
+  std::unique_ptr<Weights> upload(const WeightView& w) override {
+    return call([&] { return inner_->upload(w); });
   }
-  void matmul(const WeightView& w, std::span<const float> x, std::int64_t n,
-              std::span<float> y) override {
-    call([&] { inner_->matmul(w, x, n, y); });
+  void matmul(Stream& stream, const Weights& w, const Tensor& x, const Tensor& y) override {
+    call([&] { inner_->matmul(unguarded(stream), w, x, y); });
   }
-  void matmul_shared_input(std::span<const float> x, std::int64_t n,
+  void matmul_shared_input(Stream& stream, const Tensor& x,
                            std::span<const MatmulOutput> outputs) override {
-    call([&] { inner_->matmul_shared_input(x, n, outputs); });
+    call([&] { inner_->matmul_shared_input(unguarded(stream), x, outputs); });
   }
-  void embedding(const WeightView& table, std::span<const std::int32_t> ids,
-                 std::span<float> out) override {
-    call([&] { inner_->embedding(table, ids, out); });
+  void embedding(Stream& stream, const Weights& table, const Tensor& ids,
+                 const Tensor& out) override {
+    call([&] { inner_->embedding(unguarded(stream), table, ids, out); });
   }
-  void rms_norm(std::span<const float> x, std::span<const float> weight, float eps,
-                std::span<float> out) override {
-    call([&] { inner_->rms_norm(x, weight, eps, out); });
+  void rms_norm(Stream& stream, const Tensor& x, const Tensor& weight, float eps,
+                const Tensor& out) override {
+    call([&] { inner_->rms_norm(unguarded(stream), x, weight, eps, out); });
   }
-  void rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads, int head_dim,
+  void rope(Stream& stream, const Tensor& x, const Tensor& positions, int n_heads, int head_dim,
             float base) override {
-    call([&] { inner_->rope(x, positions, n_heads, head_dim, base); });
+    call([&] { inner_->rope(unguarded(stream), x, positions, n_heads, head_dim, base); });
   }
-  void silu_mul(std::span<float> gate, std::span<const float> up) override {
-    call([&] { inner_->silu_mul(gate, up); });
+  void silu_mul(Stream& stream, const Tensor& gate, const Tensor& up) override {
+    call([&] { inner_->silu_mul(unguarded(stream), gate, up); });
   }
-  void add(std::span<float> x, std::span<const float> y) override {
-    call([&] { inner_->add(x, y); });
+  void add(Stream& stream, const Tensor& x, const Tensor& y) override {
+    call([&] { inner_->add(unguarded(stream), x, y); });
   }
-  void layer_norm(std::span<const float> x, std::span<const float> weight,
-                  std::span<const float> bias, float eps, std::span<float> out) override {
-    call([&] { inner_->layer_norm(x, weight, bias, eps, out); });
+  void layer_norm(Stream& stream, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  float eps, const Tensor& out) override {
+    call([&] { inner_->layer_norm(unguarded(stream), x, weight, bias, eps, out); });
   }
-  void gelu(std::span<float> x) override {
-    call([&] { inner_->gelu(x); });
+  void gelu(Stream& stream, const Tensor& x) override {
+    call([&] { inner_->gelu(unguarded(stream), x); });
   }
-  void add_bias(std::span<float> x, std::span<const float> bias) override {
-    call([&] { inner_->add_bias(x, bias); });
+  void add_bias(Stream& stream, const Tensor& x, const Tensor& bias) override {
+    call([&] { inner_->add_bias(unguarded(stream), x, bias); });
   }
-  void encoder_attention(std::span<const float> q, std::span<const float> k,
-                         std::span<const float> v, std::span<const std::int64_t> lengths,
-                         int n_heads, int head_dim, float scale, std::span<float> out) override {
-    call([&] { inner_->encoder_attention(q, k, v, lengths, n_heads, head_dim, scale, out); });
+  void encoder_attention(Stream& stream, const Tensor& q, const Tensor& k, const Tensor& v,
+                         std::span<const std::int64_t> lengths, int n_heads, int head_dim,
+                         float scale, const Tensor& out) override {
+    call([&] {
+      inner_->encoder_attention(unguarded(stream), q, k, v, lengths, n_heads, head_dim, scale,
+                                out);
+    });
   }
 };
 
@@ -215,6 +260,14 @@ class GuardedBackend final : public Backend, Guard<Backend> {
   }
   std::shared_ptr<Compute> make_compute() override {
     return made<GuardedCompute>([&] { return inner_->make_compute(); });
+  }
+  std::shared_ptr<Buffer> allocate(std::size_t bytes) override {
+    std::shared_ptr<Buffer> buffer = call([&] { return inner_->allocate(bytes); });
+    if (!buffer) throw Error(label_.text + ": allocated no buffer");
+    return keeping_owner(std::move(buffer), inner_);
+  }
+  std::shared_ptr<Stream> make_stream() override {
+    return made<GuardedStream>([&] { return inner_->make_stream(); });
   }
   double measure_read_bandwidth(std::size_t bytes) override {
     return call([&] { return inner_->measure_read_bandwidth(bytes); });
@@ -260,9 +313,9 @@ class GuardedScorer final : public ChunkScorer, Guard<ChunkScorer> {
     const std::lock_guard lock(mutex_);
     return call([&] { return inner_->score(input); });
   }
-  void use_compute(std::shared_ptr<Compute> compute) override {
+  void use_backend(std::shared_ptr<Backend> backend) override {
     const std::lock_guard lock(mutex_);
-    call([&] { inner_->use_compute(std::move(compute)); });
+    call([&] { inner_->use_backend(std::move(backend)); });
   }
   std::vector<int> query_attention_layers(int n_layers) const override {
     return call([&] { return inner_->query_attention_layers(n_layers); });

@@ -41,16 +41,15 @@ MiniLmScorer::MiniLmScorer(Options& opts)
       max_seq_tokens_(std::size_t(
           opts.get_int("max_seq_tokens", max_seq_tokens(model_), 2, max_seq_tokens(model_)))) {}
 
-void MiniLmScorer::use_compute(std::shared_ptr<Compute> compute) {
+void MiniLmScorer::use_backend(std::shared_ptr<Backend> backend) {
   encoder_.reset();
-  compute_ = std::move(compute);
-  if (compute_) encoder_.emplace(model_, *compute_, batch_tokens_);
+  if (backend) encoder_.emplace(model_, std::move(backend), batch_tokens_);
 }
 
 std::vector<double> MiniLmScorer::score(const ScoringInput& input) {
   if (!encoder_) {
     throw Error(
-        "minilm scorer: no Compute to run the encoder on; the host must call use_compute() "
+        "minilm scorer: no backend to run the encoder on; the host must call use_backend() "
         "before score()");
   }
   if (input.chunk_texts.empty()) return {};

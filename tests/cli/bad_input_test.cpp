@@ -388,7 +388,7 @@ std::vector<BadInput> plugin_rows() {
        {"planner 'test-throws' (cocktail-test-throws-planner.so): thrown by plan"}},
       {"plugin_scorer_throws",
        with_plugin(COCKTAIL_TEST_PLUGIN_THROWS_SCORER, "test-throws", "scorer"),
-       {"scorer 'test-throws' (cocktail-test-throws-scorer.so): thrown by use_compute"}},
+       {"scorer 'test-throws' (cocktail-test-throws-scorer.so): thrown by use_backend"}},
       {"plugin_backend_throws",
        with_plugin(COCKTAIL_TEST_PLUGIN_THROWS_BACKEND, "test-throws", "backend"),
        {"backend 'test-throws' (cocktail-test-throws-backend.so): thrown by "

@@ -149,7 +149,7 @@ std::int64_t tokens_at(const KvStore& store, Precision p) {
 TEST(EngineTest, EmptyConfigPicksTheCpuBackendAndTheDefaultPlugins) {
   const Engine engine(config_of(""));
   EXPECT_EQ(engine.settings().backend, "auto");
-  EXPECT_EQ(engine.backend().name(), "cpu");
+  EXPECT_EQ(engine.backend()->name(), "cpu");
   EXPECT_EQ(engine.planner().name(), "budget");
   EXPECT_EQ(engine.scorer().name(), "attention");
 }

@@ -342,6 +342,13 @@ std::string label_of(const std::string& kind) {
   return kind + " 'test-throws' (cocktail-test-throws-" + kind + ".so): ";
 }
 
+// Stand-ins for what a caller passes: the test-throws plugin fails before it reads them.
+class NoWeights final : public Weights {
+ public:
+  NoWeights() : Weights(0, 0) {}
+};
+class NoEvent final : public Event {};
+
 std::vector<ThrowingCall> calls_into_every_entry_point() {
   const auto backend = [](const PluginRegistry& r) { return r.make_backend("test-throws"); };
   const auto quantizer = [=](const PluginRegistry& r) {
@@ -350,17 +357,27 @@ std::vector<ThrowingCall> calls_into_every_entry_point() {
   const auto store = [=](const PluginRegistry& r) { return backend(r)->make_kv_store({}); };
   const auto attention = [=](const PluginRegistry& r) { return backend(r)->make_attention(); };
   const auto compute = [=](const PluginRegistry& r) { return backend(r)->make_compute(); };
+  const auto stream = [=](const PluginRegistry& r) { return backend(r)->make_stream(); };
   const auto planner = [](const PluginRegistry& r) { return r.make_planner("test-throws"); };
   const auto scorer = [](const PluginRegistry& r) { return r.make_scorer("test-throws"); };
   const auto thrown_by = [](const std::string& method) { return "thrown by " + method; };
   const BlockShape shape{32, 32, CodeOrder::token_major};
-  const WeightView weights{};
+  const WeightView file{};
+  const auto weights = std::make_shared<const NoWeights>();
+  const Tensor t{};
   return {
       {"backend", thrown_by("Backend::name"), [=](auto& r) { backend(r)->name(); }},
       {"backend", thrown_by("Backend::availability"), [=](auto& r) { backend(r)->availability(); }},
       {"backend", "threw something that is not a std::exception",
        [=](auto& r) { backend(r)->devices(); }},
       {"backend", "out of memory", [=](auto& r) { backend(r)->measure_read_bandwidth(1); }},
+      {"backend", thrown_by("Backend::allocate"), [=](auto& r) { backend(r)->allocate(64); }},
+      {"backend", thrown_by("Stream::upload"), [=](auto& r) { stream(r)->upload({}, t); }},
+      {"backend", thrown_by("Stream::download"), [=](auto& r) { stream(r)->download(t, {}); }},
+      {"backend", thrown_by("Stream::synchronize"), [=](auto& r) { stream(r)->synchronize(); }},
+      {"backend", thrown_by("Stream::record"), [=](auto& r) { stream(r)->record(); }},
+      {"backend", thrown_by("Stream::seconds_between"),
+       [=](auto& r) { stream(r)->seconds_between(NoEvent(), NoEvent()); }},
       {"backend", thrown_by("Quantizer::spec"), [=](auto& r) { quantizer(r)->spec(); }},
       {"backend", thrown_by("Quantizer::packed_bytes"),
        [=](auto& r) { quantizer(r)->packed_bytes(shape); }},
@@ -385,32 +402,34 @@ std::vector<ThrowingCall> calls_into_every_entry_point() {
       {"backend", thrown_by("AttentionExecutor::attention_mass"),
        [=](auto& r) { attention(r)->attention_mass(*store(r), 0, {}, 1, 1, 1.0f, {}); }},
       {"backend", thrown_by("Compute::name"), [=](auto& r) { compute(r)->name(); }},
-      {"backend", thrown_by("Compute::prepare"), [=](auto& r) { compute(r)->prepare(weights); }},
+      {"backend", thrown_by("Compute::upload"), [=](auto& r) { compute(r)->upload(file); }},
       {"backend", thrown_by("Compute::matmul"),
-       [=](auto& r) { compute(r)->matmul(weights, {}, 0, {}); }},
+       [=](auto& r) { compute(r)->matmul(*stream(r), *weights, t, t); }},
       {"backend", thrown_by("Compute::matmul_shared_input"),
-       [=](auto& r) { compute(r)->matmul_shared_input({}, 0, {}); }},
+       [=](auto& r) { compute(r)->matmul_shared_input(*stream(r), t, {}); }},
       {"backend", thrown_by("Compute::embedding"),
-       [=](auto& r) { compute(r)->embedding(weights, {}, {}); }},
+       [=](auto& r) { compute(r)->embedding(*stream(r), *weights, t, t); }},
       {"backend", thrown_by("Compute::rms_norm"),
-       [=](auto& r) { compute(r)->rms_norm({}, {}, 1e-5f, {}); }},
+       [=](auto& r) { compute(r)->rms_norm(*stream(r), t, t, 1e-5f, t); }},
       {"backend", thrown_by("Compute::rope"),
-       [=](auto& r) { compute(r)->rope({}, {}, 1, 32, 1e4f); }},
-      {"backend", thrown_by("Compute::silu_mul"), [=](auto& r) { compute(r)->silu_mul({}, {}); }},
-      {"backend", thrown_by("Compute::add"), [=](auto& r) { compute(r)->add({}, {}); }},
+       [=](auto& r) { compute(r)->rope(*stream(r), t, t, 1, 32, 1e4f); }},
+      {"backend", thrown_by("Compute::silu_mul"),
+       [=](auto& r) { compute(r)->silu_mul(*stream(r), t, t); }},
+      {"backend", thrown_by("Compute::add"), [=](auto& r) { compute(r)->add(*stream(r), t, t); }},
       {"backend", thrown_by("Compute::layer_norm"),
-       [=](auto& r) { compute(r)->layer_norm({}, {}, {}, 1e-5f, {}); }},
-      {"backend", thrown_by("Compute::gelu"), [=](auto& r) { compute(r)->gelu({}); }},
-      {"backend", thrown_by("Compute::add_bias"), [=](auto& r) { compute(r)->add_bias({}, {}); }},
+       [=](auto& r) { compute(r)->layer_norm(*stream(r), t, t, t, 1e-5f, t); }},
+      {"backend", thrown_by("Compute::gelu"), [=](auto& r) { compute(r)->gelu(*stream(r), t); }},
+      {"backend", thrown_by("Compute::add_bias"),
+       [=](auto& r) { compute(r)->add_bias(*stream(r), t, t); }},
       {"backend", thrown_by("Compute::encoder_attention"),
-       [=](auto& r) { compute(r)->encoder_attention({}, {}, {}, {}, 1, 32, 1.0f, {}); }},
+       [=](auto& r) { compute(r)->encoder_attention(*stream(r), t, t, t, {}, 1, 32, 1.0f, t); }},
       {"planner", thrown_by("name"), [=](auto& r) { planner(r)->name(); }},
       {"planner", thrown_by("plan"), [=](auto& r) { planner(r)->plan(PlanInput{}); }},
       {"planner", thrown_by("replans_during_decode"),
        [=](auto& r) { planner(r)->replans_during_decode(); }},
       {"scorer", thrown_by("name"), [=](auto& r) { scorer(r)->name(); }},
       {"scorer", thrown_by("score"), [=](auto& r) { scorer(r)->score(ScoringInput{}); }},
-      {"scorer", thrown_by("use_compute"), [=](auto& r) { scorer(r)->use_compute(nullptr); }},
+      {"scorer", thrown_by("use_backend"), [=](auto& r) { scorer(r)->use_backend(nullptr); }},
   };
 }
 

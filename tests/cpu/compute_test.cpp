@@ -313,6 +313,11 @@ struct Problem {
   }
 };
 
+// The file's rows as this CPU Compute reads them in place, without a row-group copy.
+CpuWeights in_place(const CpuCompute& compute, const WeightView& w) {
+  return CpuWeights(w, nullptr, &compute);
+}
+
 constexpr TensorType kAllTypes[] = {TensorType::f32,  TensorType::f16,  TensorType::bf16,
                                     TensorType::q8_0, TensorType::q4_0, TensorType::q4_1,
                                     TensorType::q4_k, TensorType::q6_k};
@@ -338,7 +343,7 @@ TEST(Matmul, EveryTypeTokenCountAndActivationMode) {
       for (std::int64_t n : {1, 2, 3, 4, 5, 13, 70}) {
         const Problem p(t, 70, cols_for(t), n, seed++);
         std::vector<float> y(std::size_t(n * p.rows), NAN);
-        compute.matmul(p.w, p.x, n, y);
+        compute.matmul(in_place(compute, p.w), p.x, n, y);
         p.check(y, activation_bits(mode, t), "matmul mode " + std::to_string(int(mode)));
       }
     }
@@ -350,7 +355,7 @@ TEST(Matmul, FloatRowsOfAnyLength) {
   for (std::int64_t n : {1, 9}) {
     const Problem p(TensorType::f32, 33, 37, n, 7);
     std::vector<float> y(std::size_t(n * p.rows));
-    compute.matmul(p.w, p.x, n, y);
+    compute.matmul(in_place(compute, p.w), p.x, n, y);
     p.check(y, false, "matmul");
   }
 }
@@ -471,7 +476,7 @@ TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
           int_gemv_rows(p.w, xq, n, y.data(), 21, p.rows);
           expect_exact_on_quantized_activations(p, xq, y, "gemv");
           // The same over the row-group copy: whole groups, then a last one of 13 rows.
-          const RowGroupWeights groups(p.w, nullptr, arena);
+          const RowGroupWeights groups(p.w, arena);
           std::fill(y.begin(), y.end(), NAN);
           row_group_gemv(groups, xq, n, y.data(), 0, 16);
           row_group_gemv(groups, xq, n, y.data(), 16, p.rows);
@@ -525,9 +530,10 @@ TEST(Matmul, SameResultForAnyThreadCount) {
       // Large enough (over 64 KiB of weights) to be split even for one token.
       const Problem p(t, 400, 512, n, 11);
       std::vector<float> one(std::size_t(n * p.rows)), two(one.size()), three(one.size());
-      CpuCompute(1).matmul(p.w, p.x, n, one);
-      CpuCompute(2).matmul(p.w, p.x, n, two);
-      CpuCompute(3).matmul(p.w, p.x, n, three);
+      for (auto [threads, y] : {std::pair{1, &one}, {2, &two}, {3, &three}}) {
+        CpuCompute compute(threads);
+        compute.matmul(in_place(compute, p.w), p.x, n, *y);
+      }
       EXPECT_EQ(one, two) << to_string(t) << " n=" << n;
       EXPECT_EQ(one, three) << to_string(t) << " n=" << n;
     }
@@ -542,7 +548,7 @@ TEST(Matmul, EverySupportedSimdTarget) {
       for (std::int64_t n : {1, 21}) {
         const Problem p(t, 40, cols_for(t), n, 5);
         std::vector<float> y(std::size_t(n * p.rows), NAN);
-        compute.matmul(p.w, p.x, n, y);
+        compute.matmul(in_place(compute, p.w), p.x, n, y);
         p.check(y, activation_bits(MatmulActivations::int8, t),
                 std::string("target ") + hwy::TargetName(bit));
       }
@@ -578,14 +584,16 @@ TEST(Matmul, SharedInputEqualsSeparateCalls) {
         std::vector<Problem> problems;
         for (int i = 0; i < 3; ++i) problems.emplace_back(types[i], rows[i], 576, n, 40 + i);
         std::vector<std::vector<float>> batched, separate;
-        std::vector<MatmulOutput> outputs;
+        std::vector<CpuWeights> weights;
+        std::vector<HostMatmulOutput> outputs;
         for (const Problem& p : problems) {
+          weights.push_back(in_place(compute, p.w));
           batched.emplace_back(std::size_t(n * p.rows), NAN);
           separate.emplace_back(std::size_t(n * p.rows), NAN);
         }
         for (std::size_t i = 0; i < problems.size(); ++i) {
-          outputs.push_back({problems[i].w, batched[i]});
-          compute.matmul(problems[i].w, problems[0].x, n, separate[i]);
+          outputs.push_back({&weights[i], batched[i]});
+          compute.matmul(weights[i], problems[0].x, n, separate[i]);
         }
         compute.matmul_shared_input(problems[0].x, n, outputs);
         problems[0].check(batched[0], activation_bits(mode, types[0]), "shared input");
@@ -598,23 +606,25 @@ TEST(Matmul, SharedInputEqualsSeparateCalls) {
   }
 }
 
-// CpuCompute::prepare copies exactly the matrices the row-group GEMV takes, and a prepared view
-// gives the reference products for decode and prefill token counts, alone and in a batch whose
-// split between the threads falls inside an output's group.
-TEST(Matmul, PreparedWeightsGiveTheReferenceProducts) {
+// CpuCompute::upload copies exactly the matrices the row-group GEMV takes into row groups, and
+// those give the reference products for decode and prefill token counts, alone and in a batch
+// whose split between the threads falls inside an output's group.
+TEST(Matmul, RowGroupCopiesGiveTheReferenceProducts) {
   if (!integer_gemv_supported(TensorType::q4_1, 16))
     GTEST_SKIP() << "no row-group GEMV on this CPU";
   const CpuCompute compute(2, MatmulActivations::int16);
   for (TensorType t : kAllTypes) {
     const Problem p(t, 40, cols_for(t), 1, 7);
     const bool copied = t == TensorType::q4_0 || t == TensorType::q4_1 || t == TensorType::q8_0;
-    EXPECT_EQ(compute.prepare(p.w) != nullptr, copied) << to_string(t);
+    EXPECT_EQ(compute.upload_matrix(p.w)->row_groups() != nullptr, copied) << to_string(t);
   }
-  EXPECT_EQ(
-      CpuCompute(2, MatmulActivations::int8).prepare(Problem(TensorType::q8_0, 16, 64, 1, 8).w),
-      nullptr);
+  EXPECT_EQ(CpuCompute(2, MatmulActivations::int8)
+                .upload_matrix(Problem(TensorType::q8_0, 16, 64, 1, 8).w)
+                ->row_groups(),
+            nullptr);
   EXPECT_EQ(CpuCompute(2, MatmulActivations::int16, false)
-                .prepare(Problem(TensorType::q4_1, 16, 64, 1, 8).w),
+                .upload_matrix(Problem(TensorType::q4_1, 16, 64, 1, 8).w)
+                ->row_groups(),
             nullptr);
 
   CpuCompute batch_compute(2, MatmulActivations::int16);
@@ -622,43 +632,37 @@ TEST(Matmul, PreparedWeightsGiveTheReferenceProducts) {
     const TensorType types[] = {TensorType::q4_1, TensorType::q8_0, TensorType::q4_0};
     const std::int64_t rows[] = {576, 190, 66};
     std::vector<Problem> problems;
-    std::vector<std::unique_ptr<PreparedWeights>> copies;
-    std::vector<MatmulOutput> outputs;
+    std::vector<std::unique_ptr<CpuWeights>> uploads;
+    std::vector<HostMatmulOutput> outputs;
     std::vector<std::vector<float>> batched, separate;
     for (int i = 0; i < 3; ++i) {
       problems.emplace_back(types[i], rows[i], 576, n, 60 + i);
-      copies.push_back(batch_compute.prepare(problems.back().w));
-      problems.back().w.prepared = copies.back().get();
+      uploads.push_back(batch_compute.upload_matrix(problems.back().w));
       batched.emplace_back(std::size_t(n * rows[i]), NAN);
       separate.emplace_back(std::size_t(n * rows[i]), NAN);
     }
-    for (int i = 0; i < 3; ++i) {
-      outputs.push_back({problems[std::size_t(i)].w, batched[std::size_t(i)]});
-      batch_compute.matmul(problems[std::size_t(i)].w, problems[0].x, n, separate[std::size_t(i)]);
+    for (std::size_t i = 0; i < 3; ++i) {
+      outputs.push_back({uploads[i].get(), batched[i]});
+      batch_compute.matmul(*uploads[i], problems[0].x, n, separate[i]);
     }
     batch_compute.matmul_shared_input(problems[0].x, n, outputs);
-    problems[0].check(batched[0], 16, "prepared, shared input");
-    problems[0].check(separate[0], 16, "prepared");
+    problems[0].check(batched[0], 16, "row groups, shared input");
+    problems[0].check(separate[0], 16, "row groups");
     for (std::size_t i = 0; i < problems.size(); ++i) {
       EXPECT_EQ(batched[i], separate[i]) << "output " << i << " n=" << n;
     }
   }
 }
 
-// A prepared copy goes only to the Compute that made it, with the weights it was made of.
-TEST(Matmul, RefusesAPreparedCopyOfOtherWeightsOrAnotherCompute) {
-  if (!integer_gemv_supported(TensorType::q4_1, 16))
-    GTEST_SKIP() << "no row-group GEMV on this CPU";
+// Uploaded weights go only to the Compute that made them: another one (with its own activation
+// mode, say) would read a row-group copy made for other kernels.
+TEST(Matmul, RefusesWeightsUploadedByAnotherCompute) {
   CpuCompute maker(2, MatmulActivations::int16), other(2, MatmulActivations::int16);
-  Problem p(TensorType::q4_1, 32, 64, 1, 12);
-  const std::unique_ptr<PreparedWeights> copy = maker.prepare(p.w);
+  const Problem p(TensorType::q4_1, 32, 64, 1, 12);
+  const std::unique_ptr<CpuWeights> uploaded = maker.upload_matrix(p.w);
   std::vector<float> y(std::size_t(p.rows));
-  p.w.prepared = copy.get();
-  expect_error([&] { other.matmul(p.w, p.x, 1, y); }, "did not make");
-  const Problem q(TensorType::q4_1, 32, 64, 1, 13);
-  WeightView wrong = q.w;
-  wrong.prepared = copy.get();
-  expect_error([&] { maker.matmul(wrong, q.x, 1, y); }, "32 x 64 weights carry a prepared copy");
+  expect_error([&] { other.matmul(*uploaded, p.x, 1, y); },
+               "the 32 x 64 weights were uploaded by another Compute");
 }
 
 // 16-bit activations whose byte planes were never split are refused, not read past their end.
@@ -670,9 +674,9 @@ TEST(Matmul, IntegerGemvRefusesActivationsWithoutBytePlanes) {
   std::vector<float> y(std::size_t(p.rows));
   expect_error([&] { int_gemv_rows(p.w, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");
   HugePageArena arena;
-  const RowGroupWeights groups(p.w, nullptr, arena);
+  const RowGroupWeights groups(p.w, arena);
   expect_error([&] { row_group_gemv(groups, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");
-  expect_error([&] { RowGroupWeights(Problem(TensorType::q4_k, 8, 256, 1, 9).w, nullptr, arena); },
+  expect_error([&] { RowGroupWeights(Problem(TensorType::q4_k, 8, 256, 1, 9).w, arena); },
                "not q4_k");
 }
 
@@ -704,7 +708,8 @@ TEST(Matmul, SharedInputErrorsNameTheOutput) {
   Bytes b(row_bytes(TensorType::q4_1, 64) * 3);
   const WeightView w{TensorType::q4_1, b.data(), 3, 64};
   std::vector<float> x(64), y0(3), y1(2);
-  const MatmulOutput outputs[] = {{w, y0}, {w, y1}};
+  const CpuWeights weights = in_place(compute, w);
+  const HostMatmulOutput outputs[] = {{&weights, y0}, {&weights, y1}};
   expect_error([&] { compute.matmul_shared_input(x, 1, outputs); },
                "matmul_shared_input: y has 2 elements, expected n * rows = 1 * 3 = 3 (output 1)");
 }
@@ -714,18 +719,14 @@ TEST(Matmul, ShapeErrorsNameTheOperand) {
   Bytes b(row_bytes(TensorType::q4_1, 64) * 3);
   const WeightView w{TensorType::q4_1, b.data(), 3, 64};
   std::vector<float> x(128), y(6);
-  expect_error([&] { compute.matmul(w, std::span(x).first(100), 2, y); }, "x has 100 elements");
-  expect_error([&] { compute.matmul(w, x, 2, std::span(y).first(5)); }, "y has 5 elements");
-  expect_error(
-      [&] {
-        compute.matmul({TensorType::q4_1, b.data(), 3, 40}, x, 2, y);
-      },
-      "not a whole number of 32-element blocks");
-  expect_error(
-      [&] {
-        compute.matmul({TensorType::q4_1, nullptr, 3, 64}, x, 2, y);
-      },
-      "empty weights");
+  const CpuWeights weights = in_place(compute, w);
+  expect_error([&] { compute.matmul(weights, std::span(x).first(100), 2, y); },
+               "x has 100 elements");
+  expect_error([&] { compute.matmul(weights, x, 2, std::span(y).first(5)); }, "y has 5 elements");
+  expect_error([&] { compute.upload_matrix({TensorType::q4_1, b.data(), 3, 40}); },
+               "not a whole number of 32-element blocks");
+  expect_error([&] { compute.upload_matrix({TensorType::q4_1, nullptr, 3, 64}); },
+               "empty weights");
 }
 
 // ---- embedding and elementwise ops --------------------------------------------------------

@@ -9,7 +9,7 @@
 #include "cocktail/config.hpp"
 #include "cocktail/engine.hpp"
 #include "cocktail/error.hpp"
-#include "compute/cpu_compute.hpp"
+#include "support/direct_cpu_backend.hpp"
 #include "models/bert/tiny_bert.hpp"
 #include "support/error_of.hpp"
 
@@ -53,7 +53,7 @@ TEST_F(MiniLmScorerTest, ScoresAreCosinesOfTheEmbeddings) {
   Options o = options({{"model_dir", folder_}, {"batch_tokens", 12}, {"max_seq_tokens", 11}});
   MiniLmScorer scorer(o);
   o.finish();
-  scorer.use_compute(std::make_shared<cpu::CpuCompute>(2));
+  scorer.use_backend(testing::cpu_backend());
   const std::vector<double> scores = scorer.score(ScoringInput{chunks_, {}, "w8 W20"});
   const std::vector<double> query = tiny_.reference_embedding(query_ids_);
   ASSERT_EQ(scores.size(), chunks_.size());
@@ -64,13 +64,13 @@ TEST_F(MiniLmScorerTest, ScoresAreCosinesOfTheEmbeddings) {
   EXPECT_EQ(scorer.name(), "minilm");
 }
 
-TEST_F(MiniLmScorerTest, NeedsAComputeBeforeScoring) {
+TEST_F(MiniLmScorerTest, NeedsABackendBeforeScoring) {
   Options o = options({{"model_dir", folder_}});
   MiniLmScorer scorer(o);
   EXPECT_THAT(error_of<Error>([&] {
                 scorer.score(ScoringInput{chunks_, {}, "w8"});
               }),
-              HasSubstr("no Compute to run the encoder on; the host must call use_compute()"));
+              HasSubstr("no backend to run the encoder on; the host must call use_backend()"));
 }
 
 TEST_F(MiniLmScorerTest, ConfigErrors) {
@@ -101,7 +101,7 @@ TEST_F(MiniLmScorerTest, DefaultFolderIsInTheModelCache) {
   }
 }
 
-// The plugin as the engine loads it: the engine hands it the backend's Compute.
+// The plugin as the engine loads it: the engine hands it its backend.
 TEST_F(MiniLmScorerTest, LoadsAsAPlugin) {
   const Engine engine(
       parse_config("[engine]\nbackend = \"cpu\"\nscorer = \"minilm\"\n"

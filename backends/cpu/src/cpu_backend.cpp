@@ -10,6 +10,8 @@
 #include "bandwidth.hpp"
 #include "compute/cpu_compute.hpp"
 #include "kv_store.hpp"
+#include "memory/cpu_buffer.hpp"
+#include "memory/cpu_stream.hpp"
 #include "quant/quantizer.hpp"
 
 namespace cocktail::cpu {
@@ -77,6 +79,14 @@ std::shared_ptr<AttentionExecutor> CpuBackend::make_attention() {
 
 std::shared_ptr<Compute> CpuBackend::make_compute() {
   return std::make_shared<CpuCompute>(threads_, activations_, row_groups_);
+}
+
+std::shared_ptr<Buffer> CpuBackend::allocate(std::size_t bytes) {
+  return std::make_shared<CpuBuffer>(bytes);
+}
+
+std::shared_ptr<Stream> CpuBackend::make_stream() {
+  return std::make_shared<CpuStream>();
 }
 
 double CpuBackend::measure_read_bandwidth(std::size_t bytes) {

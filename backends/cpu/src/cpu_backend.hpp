@@ -22,6 +22,8 @@ class CpuBackend final : public Backend {
   std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) override;
   std::shared_ptr<AttentionExecutor> make_attention() override;
   std::shared_ptr<Compute> make_compute() override;
+  std::shared_ptr<Buffer> allocate(std::size_t bytes) override;
+  std::shared_ptr<Stream> make_stream() override;
   double measure_read_bandwidth(std::size_t bytes) override;
 
  private:

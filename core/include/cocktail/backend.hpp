@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "cocktail/attention_executor.hpp"
+#include "cocktail/buffer.hpp"
 #include "cocktail/compute.hpp"
 #include "cocktail/kv_store.hpp"
 #include "cocktail/quantizer.hpp"
+#include "cocktail/stream.hpp"
 
 namespace cocktail {
 
@@ -25,8 +27,9 @@ struct Availability {
   std::string reason;
 };
 
-// A compute device family (CPU, CUDA, ...). Makes the objects that hold and read K/V; owns
-// device memory. Objects it makes keep its plugin library loaded for as long as they live.
+// A compute device family (CPU, CUDA, ...). Makes the objects that hold and read K/V and run
+// models; owns device memory. Objects it makes keep its plugin library loaded for as long as
+// they live.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -38,6 +41,12 @@ class Backend {
   virtual std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) = 0;
   virtual std::shared_ptr<AttentionExecutor> make_attention() = 0;
   virtual std::shared_ptr<Compute> make_compute() = 0;
+
+  // `bytes` bytes of device memory, uninitialised. Running out is an Error naming the size and
+  // the device, never a crash.
+  virtual std::shared_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  // A new queue of work on the device: one per sequence (or thread) that runs work at once.
+  virtual std::shared_ptr<Stream> make_stream() = 0;
 
   // Measures, now, how fast this backend's device reads a buffer of `bytes` (bytes per
   // second). Benchmarks compare attention against it at the cache's own working-set size,

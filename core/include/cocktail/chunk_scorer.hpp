@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cocktail/compute.hpp"
+#include "cocktail/backend.hpp"
 
 namespace cocktail {
 
@@ -50,9 +50,9 @@ class ChunkScorer {
   // One score per chunk; NaN where a chunk cannot be scored.
   virtual std::vector<double> score(const ScoringInput& input) = 0;
 
-  // The engine hands every scorer the backend's dense operations once, before any score(): a
-  // scorer that runs an encoder runs it there.
-  virtual void use_compute(std::shared_ptr<Compute> /*compute*/) {}
+  // The engine hands every scorer its backend once, before any score(): a scorer that runs an
+  // encoder runs it there (the backend's Compute, its buffers and a stream of its own).
+  virtual void use_backend(std::shared_ptr<Backend> /*backend*/) {}
   // The layers (of a model with `n_layers`) whose prefill attention from the query tokens the
   // scorer reads. A host that runs the model collects those into ScoringInput::query_attention;
   // empty (the default) means none, and then nothing is collected.

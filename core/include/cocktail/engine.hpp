@@ -22,7 +22,7 @@ class Engine {
   // validates every plugin table in the config. Throws ConfigError / PluginError.
   explicit Engine(const Config& config);
 
-  Backend& backend() const { return *backend_; }
+  const std::shared_ptr<Backend>& backend() const { return backend_; }
   ChunkPlanner& planner() const { return *planner_; }
   ChunkScorer& scorer() const { return *scorer_; }
   const PluginRegistry& registry() const { return registry_; }

@@ -9,23 +9,10 @@
 #include "cocktail/logging.hpp"
 #include "cocktail/models/gguf_tokenizer.hpp"
 #include "cocktail/stopwatch.hpp"
+#include "cocktail/tensor_allocation.hpp"
 
 namespace cocktail::models {
 namespace {
-
-// Points `slot` at `target` for its lifetime and back to nothing after, also when an exception
-// leaves the scope.
-template <class T>
-class PointedAt {
- public:
-  PointedAt(T*& slot, T& target) : slot_(slot) { slot_ = &target; }
-  ~PointedAt() { slot_ = nullptr; }
-  PointedAt(const PointedAt&) = delete;
-  PointedAt& operator=(const PointedAt&) = delete;
-
- private:
-  T*& slot_;
-};
 
 [[noreturn]] void reject(const GgufFile& file, const std::string& what) {
   throw Error(fmt::format("{}: {}", file.path().string(), what));
@@ -59,11 +46,6 @@ std::vector<float> vector_of(const GgufFile& file, const std::string& name, int 
   return out;
 }
 
-template <typename T>
-std::span<T> rows_of(std::vector<T>& buffer, std::int64_t n, std::int64_t width) {
-  return {buffer.data(), std::size_t(n * width)};
-}
-
 }  // namespace
 
 LlamaModel::LlamaModel(const std::filesystem::path& path)
@@ -94,28 +76,39 @@ LlamaModel::LlamaModel(const std::filesystem::path& path)
   }
 }
 
-LlamaWeights::LlamaWeights(const LlamaModel& model, std::shared_ptr<Compute> compute)
-    : model_(&model), compute_(std::move(compute)), layers_(model.layers()) {
-  if (!compute_) throw Error("LlamaWeights: no Compute");
+LlamaWeights::LlamaWeights(const LlamaModel& model, std::shared_ptr<Backend> backend)
+    : model_(&model), backend_(std::move(backend)) {
+  if (!backend_) throw Error("LlamaWeights: no backend");
+  compute_ = backend_->make_compute();
   const Stopwatch watch;
-  for (LlamaLayer& layer : layers_) {
-    for (WeightView* w :
-         {&layer.q, &layer.k, &layer.v, &layer.output, &layer.gate, &layer.up, &layer.down}) {
-      *w = prepared(*w);
-    }
+  const LlamaHyperparameters& h = model.hparams();
+  layers_.resize(model.layers().size());
+  std::vector<TensorRequest> norms{{&output_norm_, ElementType::f32, 1, h.n_embd}};
+  for (LlamaLayerWeights& layer : layers_) {
+    norms.push_back({&layer.attn_norm, ElementType::f32, 1, h.n_embd});
+    norms.push_back({&layer.ffn_norm, ElementType::f32, 1, h.n_embd});
   }
-  output_ = prepared(model.output());
-  log().debug("{} of the model's matrices copied for the {} compute in {:.0f} ms", copies_.size(),
-              compute_->name(), watch.seconds() * 1e3);
-}
-
-WeightView LlamaWeights::prepared(const WeightView& w) {
-  WeightView view = w;
-  if (std::unique_ptr<PreparedWeights> copy = compute_->prepare(w)) {
-    view.prepared = copy.get();
-    copies_.push_back(std::move(copy));
+  norms_ = allocate_tensors(*backend_, norms);
+  const std::shared_ptr<Stream> stream = backend_->make_stream();
+  upload(*stream, std::span(model.output_norm()), output_norm_);
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const LlamaLayer& in = model.layers()[l];
+    LlamaLayerWeights& out = layers_[l];
+    upload(*stream, std::span(in.attn_norm), out.attn_norm);
+    upload(*stream, std::span(in.ffn_norm), out.ffn_norm);
+    out.q = compute_->upload(in.q);
+    out.k = compute_->upload(in.k);
+    out.v = compute_->upload(in.v);
+    out.output = compute_->upload(in.output);
+    out.gate = compute_->upload(in.gate);
+    out.up = compute_->upload(in.up);
+    out.down = compute_->upload(in.down);
   }
-  return view;
+  token_embd_ = compute_->upload(model.token_embedding());
+  if (!model.output_tied()) output_ = compute_->upload(model.output());
+  stream->synchronize();
+  log().debug("the model's weights uploaded to the {} backend in {:.0f} ms", backend_->name(),
+              watch.seconds() * 1e3);
 }
 
 LlamaRunner::LlamaRunner(const LlamaWeights& weights, int max_block)
@@ -125,18 +118,22 @@ LlamaRunner::LlamaRunner(const LlamaWeights& weights, int max_block)
       max_block_(max_block) {
   if (max_block < 1) throw Error(fmt::format("prefill block of {} tokens; at least 1", max_block));
   const LlamaHyperparameters& h = model_.hparams();
+  const std::int64_t kv = h.n_kv_heads * h.head_dim;
+  stream_ = weights.backend().make_stream();
+  const TensorRequest tensors[] = {
+      {&ids_, ElementType::i32, max_block, 1},     {&positions_, ElementType::i32, max_block, 1},
+      {&x_, ElementType::f32, max_block, h.n_embd},    {&norm_, ElementType::f32, max_block, h.n_embd},
+      {&q_, ElementType::f32, max_block, h.n_embd},    {&attn_, ElementType::f32, max_block, h.n_embd},
+      {&proj_, ElementType::f32, max_block, h.n_embd}, {&k_, ElementType::f32, max_block, kv},
+      {&v_, ElementType::f32, max_block, kv},          {&gate_, ElementType::f32, max_block, h.n_ff},
+      {&up_, ElementType::f32, max_block, h.n_ff},     {&logits_, ElementType::f32, 1, h.n_vocab}};
+  activations_ = allocate_tensors(weights.backend(), tensors);
   const auto rows = std::size_t(max_block);
-  const auto kv = std::size_t(h.n_kv_heads * h.head_dim);
-  positions_.resize(rows);
-  x_.resize(rows * std::size_t(h.n_embd));
-  norm_.resize(x_.size());
-  q_.resize(x_.size());
-  attn_.resize(x_.size());
-  proj_.resize(x_.size());
-  k_.resize(rows * kv);
-  v_.resize(rows * kv);
-  gate_.resize(rows * std::size_t(h.n_ff));
-  up_.resize(gate_.size());
+  host_positions_.resize(rows);
+  host_q_.resize(rows * std::size_t(h.n_embd));
+  host_attn_.resize(host_q_.size());
+  host_k_.resize(rows * std::size_t(kv));
+  host_v_.resize(host_k_.size());
 }
 
 void LlamaRunner::prefill(Session& session, std::span<const std::int32_t> tokens,
@@ -164,21 +161,35 @@ DecodeTimes& DecodeTimes::operator+=(const DecodeTimes& o) {
 
 void LlamaRunner::step(Session& session, std::int32_t token, std::span<float> logits) {
   const Stopwatch watch;
-  DecodeTimes step{.steps = 1};
-  {
-    const PointedAt timing(step_times_, step);
+  timing_ = true;
+  timed_work_.clear();
+  try {
     run_block(session, std::span<const std::int32_t>(&token, 1), logits);
+  } catch (...) {
+    timing_ = false;
+    throw;
   }
+  timing_ = false;
+  DecodeTimes step{.steps = 1};
+  add_timed_parts(step);
   step.other_s = watch.seconds() - step.total_s();
   decode_times_ += step;
 }
 
 template <class Work>
 void LlamaRunner::timed(double DecodeTimes::*part, Work&& work) {
-  if (!step_times_) return work();
-  const Stopwatch watch;
+  if (!timing_) return work();
+  std::shared_ptr<Event> start = stream_->record();
   work();
-  step_times_->*part += watch.seconds();
+  timed_work_.push_back({part, std::move(start), stream_->record()});
+}
+
+// After the step's logits came back, so every event has been reached.
+void LlamaRunner::add_timed_parts(DecodeTimes& step) {
+  for (const TimedWork& w : timed_work_) {
+    step.*(w.part) += stream_->seconds_between(*w.start, *w.end);
+  }
+  timed_work_.clear();
 }
 
 void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> tokens,
@@ -186,8 +197,13 @@ void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> toke
   const LlamaHyperparameters& h = model_.hparams();
   const auto n = std::int64_t(tokens.size());
   const std::int64_t first = session.store().n_tokens();
-  for (std::int64_t i = 0; i < n; ++i) positions_[std::size_t(i)] = std::int32_t(first + i);
-  compute_.embedding(model_.token_embedding(), tokens, rows_of(x_, n, h.n_embd));
+  for (std::int64_t i = 0; i < n; ++i) host_positions_[std::size_t(i)] = std::int32_t(first + i);
+  Stream& stream = *stream_;
+  upload(stream, tokens, ids_.row_range(0, n));
+  upload(stream, std::span<const std::int32_t>(host_positions_).first(std::size_t(n)),
+         positions_.row_range(0, n));
+  compute_.embedding(stream, weights_.token_embedding(), ids_.row_range(0, n),
+                     x_.row_range(0, n));
   for (int l = 0; l < h.n_layers; ++l) {
     attention_block(session, l, n);
     ffn_block(weights_.layers()[std::size_t(l)], n);
@@ -197,31 +213,38 @@ void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> toke
 
 void LlamaRunner::attention_block(Session& session, int l, std::int64_t n) {
   const LlamaHyperparameters& h = model_.hparams();
-  const LlamaLayer& layer = weights_.layers()[std::size_t(l)];
-  const std::int64_t kv = h.n_kv_heads * h.head_dim;
-  const auto x = rows_of(x_, n, h.n_embd);
-  const auto norm = rows_of(norm_, n, h.n_embd);
-  const auto q = rows_of(q_, n, h.n_embd);
-  const auto k = rows_of(k_, n, kv);
-  const auto v = rows_of(v_, n, kv);
-  const auto attn = rows_of(attn_, n, h.n_embd);
-  const auto proj = rows_of(proj_, n, h.n_embd);
-  const std::span<const std::int32_t> positions(positions_.data(), std::size_t(n));
+  const LlamaLayerWeights& layer = weights_.layers()[std::size_t(l)];
+  Stream& stream = *stream_;
+  const Tensor x = x_.row_range(0, n), norm = norm_.row_range(0, n), q = q_.row_range(0, n);
+  const Tensor k = k_.row_range(0, n), v = v_.row_range(0, n);
+  const Tensor attn = attn_.row_range(0, n), proj = proj_.row_range(0, n);
+  const Tensor positions = positions_.row_range(0, n);
 
-  compute_.rms_norm(x, layer.attn_norm, h.rms_eps, norm);
-  const MatmulOutput qkv[] = {{layer.q, q}, {layer.k, k}, {layer.v, v}};
-  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul_shared_input(norm, n, qkv); });
-  compute_.rope(q, positions, h.n_heads, h.head_dim, h.rope_base);
-  compute_.rope(k, positions, h.n_kv_heads, h.head_dim, h.rope_base);
+  compute_.rms_norm(stream, x, layer.attn_norm, h.rms_eps, norm);
+  const MatmulOutput qkv[] = {{layer.q.get(), q}, {layer.k.get(), k}, {layer.v.get(), v}};
+  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul_shared_input(stream, norm, qkv); });
+  compute_.rope(stream, q, positions, h.n_heads, h.head_dim, h.rope_base);
+  compute_.rope(stream, k, positions, h.n_kv_heads, h.head_dim, h.rope_base);
+  const auto host_rows = [n](std::vector<float>& host, const Tensor& t) {
+    return std::span<float>(host).first(std::size_t(n * t.cols));
+  };
+  const std::span<float> host_q = host_rows(host_q_, q), host_k = host_rows(host_k_, k),
+                         host_v = host_rows(host_v_, v), host_attn = host_rows(host_attn_, attn);
+  download(stream, q, host_q);
+  download(stream, k, host_k);
+  download(stream, v, host_v);
+  stream.synchronize();
   keep_captured_queries(l, n);
-  session.append(l, k, v, n);
+  session.append(l, host_k, host_v, n);
   if (n == 1) {
-    timed(&DecodeTimes::attention_s, [&] { session.decode_attention(l, q, h.n_heads, attn); });
+    timed(&DecodeTimes::attention_s,
+          [&] { session.decode_attention(l, host_q, h.n_heads, host_attn); });
   } else {
-    session.prefill_attention(l, q, n, h.n_heads, attn);
+    session.prefill_attention(l, host_q, n, h.n_heads, host_attn);
   }
-  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul(layer.output, attn, n, proj); });
-  compute_.add(x, proj);
+  upload(stream, std::span<const float>(host_attn), attn);
+  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul(stream, *layer.output, attn, proj); });
+  compute_.add(stream, x, proj);
 }
 
 void LlamaRunner::capture_queries(std::int64_t first_position, std::vector<int> layers) {
@@ -244,12 +267,11 @@ void LlamaRunner::keep_captured_queries(int layer, std::int64_t n) {
   const std::size_t row = std::size_t(model_.hparams().n_embd);
   std::vector<float>& kept = captured_[std::size_t(slot - capture_layers_.begin())];
   for (std::int64_t i = 0; i < n; ++i) {
-    if (positions_[std::size_t(i)] < capture_from_) continue;
-    const auto first = q_.begin() + std::ptrdiff_t(std::size_t(i) * row);
+    if (host_positions_[std::size_t(i)] < capture_from_) continue;
+    const auto first = host_q_.begin() + std::ptrdiff_t(std::size_t(i) * row);
     kept.insert(kept.end(), first, first + std::ptrdiff_t(row));
   }
 }
-
 QueryAttention LlamaRunner::query_attention(const Session& session, std::int64_t n_context,
                                             std::span<const int> layers) const {
   const LlamaHyperparameters& h = model_.hparams();
@@ -282,19 +304,18 @@ QueryAttention LlamaRunner::query_attention(const Session& session, std::int64_t
   return out;
 }
 
-void LlamaRunner::ffn_block(const LlamaLayer& layer, std::int64_t n) {
+void LlamaRunner::ffn_block(const LlamaLayerWeights& layer, std::int64_t n) {
   const LlamaHyperparameters& h = model_.hparams();
-  const auto x = rows_of(x_, n, h.n_embd);
-  const auto norm = rows_of(norm_, n, h.n_embd);
-  const auto gate = rows_of(gate_, n, h.n_ff);
-  const auto up = rows_of(up_, n, h.n_ff);
-  const auto proj = rows_of(proj_, n, h.n_embd);
-  compute_.rms_norm(x, layer.ffn_norm, h.rms_eps, norm);
-  const MatmulOutput gate_up[] = {{layer.gate, gate}, {layer.up, up}};
-  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul_shared_input(norm, n, gate_up); });
-  compute_.silu_mul(gate, up);
-  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul(layer.down, gate, n, proj); });
-  compute_.add(x, proj);
+  Stream& stream = *stream_;
+  const Tensor x = x_.row_range(0, n), norm = norm_.row_range(0, n);
+  const Tensor gate = gate_.row_range(0, n), up = up_.row_range(0, n);
+  const Tensor proj = proj_.row_range(0, n);
+  compute_.rms_norm(stream, x, layer.ffn_norm, h.rms_eps, norm);
+  const MatmulOutput gate_up[] = {{layer.gate.get(), gate}, {layer.up.get(), up}};
+  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul_shared_input(stream, norm, gate_up); });
+  compute_.silu_mul(stream, gate, up);
+  timed(&DecodeTimes::matmul_s, [&] { compute_.matmul(stream, *layer.down, gate, proj); });
+  compute_.add(stream, x, proj);
 }
 
 // Only the last token's logits are needed: generation continues from it.
@@ -304,11 +325,12 @@ void LlamaRunner::output_logits(std::int64_t n, std::span<float> logits) {
     throw Error(fmt::format("logits buffer of {} floats; the model has {} tokens", logits.size(),
                             h.n_vocab));
   }
-  const auto last =
-      std::span<const float>(x_).subspan(std::size_t((n - 1) * h.n_embd), std::size_t(h.n_embd));
-  const auto norm = rows_of(norm_, 1, h.n_embd);
-  compute_.rms_norm(last, model_.output_norm(), h.rms_eps, norm);
-  timed(&DecodeTimes::logits_s, [&] { compute_.matmul(weights_.output(), norm, 1, logits); });
+  Stream& stream = *stream_;
+  const Tensor norm = norm_.row_range(0, 1);
+  compute_.rms_norm(stream, x_.row_range(n - 1, 1), weights_.output_norm(), h.rms_eps, norm);
+  timed(&DecodeTimes::logits_s, [&] { compute_.matmul(stream, weights_.output(), norm, logits_); });
+  download(stream, logits_, logits);
+  stream.synchronize();
 }
 
 }  // namespace cocktail::models

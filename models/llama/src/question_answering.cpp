@@ -30,17 +30,17 @@ Session session_for(const Engine& engine, const LlamaModel& model, const Questio
 QuestionAnswerer::QuestionAnswerer(const Engine& engine, const LlamaModel& model,
                                    const ModelSettings& settings)
     : QuestionAnswerer(engine,
-                       std::make_shared<const LlamaWeights>(model, engine.backend().make_compute()),
+                       std::make_shared<const LlamaWeights>(model, engine.backend()),
                        settings) {}
 
 QuestionAnswerer::QuestionAnswerer(const Engine& engine,
                                    std::shared_ptr<const LlamaWeights> weights,
                                    const ModelSettings& settings)
     : engine_(engine), weights_(std::move(weights)), settings_(settings) {
-  const std::string_view backend = engine.backend().name();
-  if (weights_->compute().name() != backend) {
-    throw Error(fmt::format("the model's weights were prepared for the {} backend, not {}",
-                            weights_->compute().name(), backend));
+  const std::string_view backend = engine.backend()->name();
+  if (weights_->backend().name() != backend) {
+    throw Error(fmt::format("the model's weights were uploaded to the {} backend, not {}",
+                            weights_->backend().name(), backend));
   }
 }
 

@@ -60,45 +60,59 @@ class ThrowingAttention : public cocktail::AttentionExecutor {
   }
 };
 
+class ThrowingStream : public cocktail::Stream {
+ public:
+  void upload(std::span<const std::byte>, const cocktail::Tensor&) override {
+    throw_from("Stream::upload");
+  }
+  void download(const cocktail::Tensor&, std::span<std::byte>) override {
+    throw_from("Stream::download");
+  }
+  void synchronize() override { throw_from("Stream::synchronize"); }
+  std::shared_ptr<cocktail::Event> record() override { throw_from("Stream::record"); }
+  double seconds_between(const cocktail::Event&, const cocktail::Event&) const override {
+    throw_from("Stream::seconds_between");
+  }
+};
+
 class ThrowingCompute : public cocktail::Compute {
  public:
+  using Stream = cocktail::Stream;
+  using Tensor = cocktail::Tensor;
   std::string_view name() const override { throw_from("Compute::name"); }
-  std::unique_ptr<cocktail::PreparedWeights> prepare(const cocktail::WeightView&) const override {
-    throw_from("Compute::prepare");
+  std::unique_ptr<cocktail::Weights> upload(const cocktail::WeightView&) override {
+    throw_from("Compute::upload");
   }
-  void matmul(const cocktail::WeightView&, std::span<const float>, std::int64_t,
-              std::span<float>) override {
+  void matmul(Stream&, const cocktail::Weights&, const Tensor&, const Tensor&) override {
     throw_from("Compute::matmul");
   }
-  void matmul_shared_input(std::span<const float>, std::int64_t,
+  void matmul_shared_input(Stream&, const Tensor&,
                            std::span<const cocktail::MatmulOutput>) override {
     throw_from("Compute::matmul_shared_input");
   }
-  void embedding(const cocktail::WeightView&, std::span<const std::int32_t>,
-                 std::span<float>) override {
+  void embedding(Stream&, const cocktail::Weights&, const Tensor&, const Tensor&) override {
     throw_from("Compute::embedding");
   }
-  void rms_norm(std::span<const float>, std::span<const float>, float, std::span<float>) override {
+  void rms_norm(Stream&, const Tensor&, const Tensor&, float, const Tensor&) override {
     throw_from("Compute::rms_norm");
   }
-  void rope(std::span<float>, std::span<const std::int32_t>, int, int, float) override {
+  void rope(Stream&, const Tensor&, const Tensor&, int, int, float) override {
     throw_from("Compute::rope");
   }
-  void silu_mul(std::span<float>, std::span<const float>) override {
+  void silu_mul(Stream&, const Tensor&, const Tensor&) override {
     throw_from("Compute::silu_mul");
   }
-  void add(std::span<float>, std::span<const float>) override { throw_from("Compute::add"); }
-  void layer_norm(std::span<const float>, std::span<const float>, std::span<const float>, float,
-                  std::span<float>) override {
+  void add(Stream&, const Tensor&, const Tensor&) override { throw_from("Compute::add"); }
+  void layer_norm(Stream&, const Tensor&, const Tensor&, const Tensor&, float,
+                  const Tensor&) override {
     throw_from("Compute::layer_norm");
   }
-  void gelu(std::span<float>) override { throw_from("Compute::gelu"); }
-  void add_bias(std::span<float>, std::span<const float>) override {
+  void gelu(Stream&, const Tensor&) override { throw_from("Compute::gelu"); }
+  void add_bias(Stream&, const Tensor&, const Tensor&) override {
     throw_from("Compute::add_bias");
   }
-  void encoder_attention(std::span<const float>, std::span<const float>, std::span<const float>,
-                         std::span<const std::int64_t>, int, int, float,
-                         std::span<float>) override {
+  void encoder_attention(Stream&, const Tensor&, const Tensor&, const Tensor&,
+                         std::span<const std::int64_t>, int, int, float, const Tensor&) override {
     throw_from("Compute::encoder_attention");
   }
 };
@@ -122,6 +136,12 @@ class ThrowingBackend : public cocktail::Backend {
   }
   std::shared_ptr<cocktail::Compute> make_compute() override {
     return std::make_shared<ThrowingCompute>();
+  }
+  std::shared_ptr<cocktail::Buffer> allocate(std::size_t) override {
+    throw_from("Backend::allocate");
+  }
+  std::shared_ptr<cocktail::Stream> make_stream() override {
+    return std::make_shared<ThrowingStream>();
   }
   double measure_read_bandwidth(std::size_t) override { throw std::bad_alloc(); }
 };

@@ -12,7 +12,7 @@ class ThrowsEverywhereScorer : public cocktail::ChunkScorer {
   explicit ThrowsEverywhereScorer(cocktail::Options&) {}
   std::string_view name() const override { throw_from("name"); }
   std::vector<double> score(const cocktail::ScoringInput&) override { throw_from("score"); }
-  void use_compute(std::shared_ptr<cocktail::Compute>) override { throw_from("use_compute"); }
+  void use_backend(std::shared_ptr<cocktail::Backend>) override { throw_from("use_backend"); }
   // A config mistake found late keeps its type across the boundary.
   std::vector<int> query_attention_layers(int) const override {
     throw cocktail::ConfigError("test.toml:7: thrown by query_attention_layers");

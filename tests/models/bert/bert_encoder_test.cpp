@@ -10,7 +10,7 @@
 #include <random>
 
 #include "cocktail/error.hpp"
-#include "compute/cpu_compute.hpp"
+#include "support/direct_cpu_backend.hpp"
 #include "support/error_of.hpp"
 #include "tiny_bert.hpp"
 
@@ -44,7 +44,7 @@ class TinyBertTest : public ::testing::Test {
 
   testing::TempDir dir_;
   TinyBert tiny_{11};
-  cpu::CpuCompute compute_{2};
+  std::shared_ptr<Backend> backend_ = testing::cpu_backend();
 };
 
 TEST_F(TinyBertTest, ReadsConfigAndTokenizer) {
@@ -68,7 +68,7 @@ TEST_F(TinyBertTest, MatchesTheFloat64Reference) {
   const BertModel model(tiny_.write(dir_));
   const auto sequences = random_sequences(3);
   for (const std::int64_t batch_tokens : {1, 12, 20, 1000}) {
-    BertEncoder encoder(model, compute_, batch_tokens);
+    BertEncoder encoder(model, backend_, batch_tokens);
     const std::vector<float> got = encoder.embed(sequences);
     ASSERT_EQ(got.size(), sequences.size() * TinyBert::kHidden);
     for (std::size_t s = 0; s < sequences.size(); ++s) {
@@ -79,13 +79,13 @@ TEST_F(TinyBertTest, MatchesTheFloat64Reference) {
       }
     }
   }
-  BertEncoder encoder(model, compute_, 64);
+  BertEncoder encoder(model, backend_, 64);
   EXPECT_TRUE(encoder.embed({}).empty());
 }
 
 TEST_F(TinyBertTest, RejectsSequencesItCannotRead) {
   const BertModel model(tiny_.write(dir_));
-  BertEncoder encoder(model, compute_, 64);
+  BertEncoder encoder(model, backend_, 64);
   const std::vector<std::vector<std::int32_t>> too_long = {
       {2, 3}, std::vector<std::int32_t>(TinyBert::kMaxSeq + 1, 5)};
   EXPECT_THAT(error_of<Error>([&] { encoder.embed(too_long); }),
@@ -95,7 +95,7 @@ TEST_F(TinyBertTest, RejectsSequencesItCannotRead) {
   const std::vector<std::vector<std::int32_t>> bad_id = {{2, TinyBert::kVocab, 3}};
   EXPECT_THAT(error_of<Error>([&] { encoder.embed(bad_id); }),
               HasSubstr("id 24 at position 1 is outside the table's 24 rows"));
-  EXPECT_THAT(error_of<Error>([&] { BertEncoder(model, compute_, 0); }),
+  EXPECT_THAT(error_of<Error>([&] { BertEncoder(model, backend_, 0); }),
               HasSubstr("batch of 0 tokens; at least 1"));
 }
 

@@ -12,7 +12,7 @@
 
 #include "cocktail/models/bert_encoder.hpp"
 #include "cocktail/models/model_cache.hpp"
-#include "compute/cpu_compute.hpp"
+#include "support/direct_cpu_backend.hpp"
 
 namespace cocktail::models {
 namespace {
@@ -87,8 +87,7 @@ TEST_F(MiniLmFixtureTest, EmbeddingsMatchSentenceTransformers) {
   for (const nlohmann::json& c : fixture_.at("cases")) {
     sequences.push_back(c.at("ids").get<std::vector<std::int32_t>>());
   }
-  cpu::CpuCompute compute(2);
-  BertEncoder encoder(*model_, compute, 300);
+  BertEncoder encoder(*model_, testing::cpu_backend(), 300);
   const std::vector<float> got = encoder.embed(sequences);
   const auto h = std::size_t(model_->config().hidden_size);
   double worst = 1.0, worst_element = 0.0;

@@ -40,7 +40,7 @@ class LlamaFixtureTest : public RealModelTest {
       parse_config("[engine]\nbackend = \"cpu\"\nplanner = \"uniform\"\n"
                    "[planner.uniform]\nprecision = \"fp16\"\n",
                    "llama_fixture_test.toml")};
-  std::shared_ptr<Compute> compute_ = engine_.backend().make_compute();
+  const std::shared_ptr<Backend>& backend_ = engine_.backend();
 };
 
 TEST_F(LlamaFixtureTest, TokenIdsMatchLlamaCpp) {
@@ -106,7 +106,7 @@ TEST_F(LlamaFixtureTest, Fp16CacheMatchesLlamaCppAndTheFloat64Reference) {
   const nlohmann::json reference = fixture("reference_logits.json");
   double worst_q4 = 0.0, worst_f32 = 0.0, worst_reference = 0.0;
   int agree_q4 = 0, agree_f32 = 0, positions = 0;
-  const LlamaWeights weights(*model_, compute_);
+  const LlamaWeights weights(*model_, backend_);
   for (std::size_t p = 0; p < llama_cpp.at("prompts").size(); ++p) {
     const nlohmann::json& prompt = llama_cpp.at("prompts")[p];
     const nlohmann::json& f32 = llama_cpp_f32.at("prompts")[p];

@@ -51,7 +51,7 @@ class TinyLlamaTest : public ::testing::Test {
   TinyLlama tiny_;
   std::filesystem::path path_ = tiny_.write(dir_, 7);
   Engine engine_ = fp16_engine();
-  std::shared_ptr<Compute> compute_ = engine_.backend().make_compute();
+  const std::shared_ptr<Backend>& backend_ = engine_.backend();
 };
 
 TEST_F(TinyLlamaTest, ReadsHyperparametersAndTokenizer) {
@@ -69,7 +69,7 @@ TEST_F(TinyLlamaTest, PrefillMatchesFloat64ReferenceForEveryBlockSize) {
   const LlamaModel model(path_);
   const std::vector<std::int32_t> tokens = random_tokens(45, 1);
   const std::vector<double> want = tiny_.reference_logits(tokens);
-  const LlamaWeights weights(model, compute_);
+  const LlamaWeights weights(model, backend_);
   for (const int block : {1, 7, 32, 64}) {
     Session session = engine_.new_session(model.hparams().kv_shape());
     LlamaRunner runner(weights, block);
@@ -85,7 +85,7 @@ TEST_F(TinyLlamaTest, DecodeStepsMatchFloat64Reference) {
   const LlamaModel model(path_);
   std::vector<std::int32_t> tokens = random_tokens(20, 2);
   Session session = engine_.new_session(model.hparams().kv_shape());
-  const LlamaWeights weights(model, compute_);
+  const LlamaWeights weights(model, backend_);
   LlamaRunner runner(weights, 16);
   std::vector<float> logits(TinyLlama::kVocab);
   runner.prefill(session, tokens, logits);
@@ -101,7 +101,7 @@ TEST_F(TinyLlamaTest, DecodeStepsMatchFloat64Reference) {
 TEST_F(TinyLlamaTest, DecodeTimesCountDecodeStepsByPart) {
   const LlamaModel model(path_);
   Session session = engine_.new_session(model.hparams().kv_shape());
-  const LlamaWeights weights(model, compute_);
+  const LlamaWeights weights(model, backend_);
   LlamaRunner runner(weights, 16);
   std::vector<float> logits(TinyLlama::kVocab);
   runner.prefill(session, random_tokens(20, 5), logits);
@@ -123,45 +123,38 @@ TEST_F(TinyLlamaTest, DecodeTimesCountDecodeStepsByPart) {
   EXPECT_EQ(runner.decode_times().total_s(), after_steps.total_s());
 }
 
-// A Compute of another backend: only its name is ever asked for.
-class OtherBackendCompute final : public Compute {
+// The CPU backend under another name.
+class RenamedBackend final : public Backend {
  public:
+  explicit RenamedBackend(std::shared_ptr<Backend> cpu) : cpu_(std::move(cpu)) {}
   std::string_view name() const override { return "other"; }
-  void matmul(const WeightView&, std::span<const float>, std::int64_t, std::span<float>) override {
-    unused();
+  Availability availability() const override { return cpu_->availability(); }
+  std::vector<DeviceInfo> devices() const override { return cpu_->devices(); }
+  std::shared_ptr<Quantizer> make_quantizer(const QuantSpec& spec) override {
+    return cpu_->make_quantizer(spec);
   }
-  void embedding(const WeightView&, std::span<const std::int32_t>, std::span<float>) override {
-    unused();
+  std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) override {
+    return cpu_->make_kv_store(options);
   }
-  void rms_norm(std::span<const float>, std::span<const float>, float, std::span<float>) override {
-    unused();
-  }
-  void rope(std::span<float>, std::span<const std::int32_t>, int, int, float) override { unused(); }
-  void silu_mul(std::span<float>, std::span<const float>) override { unused(); }
-  void add(std::span<float>, std::span<const float>) override { unused(); }
-  void layer_norm(std::span<const float>, std::span<const float>, std::span<const float>, float,
-                  std::span<float>) override {
-    unused();
-  }
-  void gelu(std::span<float>) override { unused(); }
-  void add_bias(std::span<float>, std::span<const float>) override { unused(); }
-  void encoder_attention(std::span<const float>, std::span<const float>, std::span<const float>,
-                         std::span<const std::int64_t>, int, int, float,
-                         std::span<float>) override {
-    unused();
+  std::shared_ptr<AttentionExecutor> make_attention() override { return cpu_->make_attention(); }
+  std::shared_ptr<Compute> make_compute() override { return cpu_->make_compute(); }
+  std::shared_ptr<Buffer> allocate(std::size_t bytes) override { return cpu_->allocate(bytes); }
+  std::shared_ptr<Stream> make_stream() override { return cpu_->make_stream(); }
+  double measure_read_bandwidth(std::size_t bytes) override {
+    return cpu_->measure_read_bandwidth(bytes);
   }
 
  private:
-  [[noreturn]] static void unused() { throw Error("OtherBackendCompute ran an operation"); }
+  std::shared_ptr<Backend> cpu_;
 };
 
 TEST_F(TinyLlamaTest, AnswererRefusesWeightsOfAnotherBackend) {
   const LlamaModel model(path_);
   auto weights =
-      std::make_shared<const LlamaWeights>(model, std::make_shared<OtherBackendCompute>());
+      std::make_shared<const LlamaWeights>(model, std::make_shared<RenamedBackend>(backend_));
   EXPECT_THAT(
       testing::error_of<Error>([&] { QuestionAnswerer(engine_, weights, ModelSettings{}); }),
-      HasSubstr("the model's weights were prepared for the other backend, not cpu"));
+      HasSubstr("the model's weights were uploaded to the other backend, not cpu"));
   const QuestionAnswerer own(engine_, model, ModelSettings{});
   EXPECT_NO_THROW(QuestionAnswerer(engine_, own.weights(), ModelSettings{}));
 }
@@ -169,7 +162,7 @@ TEST_F(TinyLlamaTest, AnswererRefusesWeightsOfAnotherBackend) {
 TEST_F(TinyLlamaTest, RejectsAWrongLogitsBuffer) {
   const LlamaModel model(path_);
   Session session = engine_.new_session(model.hparams().kv_shape());
-  const LlamaWeights weights(model, compute_);
+  const LlamaWeights weights(model, backend_);
   LlamaRunner runner(weights, 8);
   std::vector<float> logits(3);
   EXPECT_THAT(

@@ -14,6 +14,7 @@
 #include "compute/encoder_attention_kernels.hpp"
 #include "compute/matmul_kernels.hpp"
 #include "compute/row_groups.hpp"
+#include "memory/cpu_buffer.hpp"
 
 namespace cocktail::cpu {
 
@@ -61,11 +62,6 @@ void check_matmul(const char* op, const WeightView& w, std::span<const float> x,
               "n * rows = " + std::to_string(n) + " * " + std::to_string(w.rows));
 }
 
-// The row-group copy a view carries (CpuCompute::check_prepared has accepted it), or null.
-const RowGroupWeights* row_groups_of(const WeightView& w) {
-  return static_cast<const RowGroupWeights*>(w.prepared);
-}
-
 std::int64_t round_up_to_group(std::int64_t row, std::int64_t rows) {
   return std::min((row + kRowGroupRows - 1) / kRowGroupRows * kRowGroupRows, rows);
 }
@@ -99,20 +95,23 @@ std::int64_t rows_of(const char* op, std::size_t x_size, std::size_t dim, const 
 
 }  // namespace
 
-std::unique_ptr<PreparedWeights> CpuCompute::prepare(const WeightView& w) const {
-  check_weights("prepare", w);
-  if (!row_groups_ || !integer_gemv_supported(w.type, gemv_bits(w.type))) return nullptr;
-  return std::make_unique<RowGroupWeights>(w, this, arena_);
+std::unique_ptr<CpuWeights> CpuCompute::upload_matrix(const WeightView& w) const {
+  check_weights("upload", w);
+  std::unique_ptr<RowGroupWeights> row_groups;
+  if (row_groups_ && integer_gemv_supported(w.type, gemv_bits(w.type))) {
+    row_groups = std::make_unique<RowGroupWeights>(w, arena_);
+  }
+  return std::make_unique<CpuWeights>(w, std::move(row_groups), this);
 }
 
-void CpuCompute::check_prepared(const char* op, const WeightView& w) const {
-  if (w.prepared == nullptr) return;
-  const auto* copy = dynamic_cast<const RowGroupWeights*>(w.prepared);
-  if (copy == nullptr || !copy->copies(w, this)) {
-    throw Error(std::string(op) + ": the " + std::to_string(w.rows) + " x " +
-                std::to_string(w.cols) +
-                " weights carry a prepared copy that this CPU Compute did not make of them");
+const CpuWeights& CpuCompute::own(const char* op, const Weights& w) const {
+  const auto* mine = dynamic_cast<const CpuWeights*>(&w);
+  if (mine == nullptr || mine->maker() != this) {
+    throw Error(std::string(op) + ": the " + std::to_string(w.rows()) + " x " +
+                std::to_string(w.cols()) +
+                " weights were uploaded by another Compute; upload them with this one");
   }
+  return *mine;
 }
 
 int CpuCompute::activation_bits(TensorType type) const {
@@ -130,28 +129,31 @@ int CpuCompute::threads() const {
 }
 
 void CpuCompute::matmul_shared_input(std::span<const float> x, std::int64_t n,
-                                     std::span<const MatmulOutput> outputs) {
+                                     std::span<const HostMatmulOutput> outputs) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     try {
-      check_matmul("matmul_shared_input", outputs[i].w, x, n, outputs[i].y);
-      check_prepared("matmul_shared_input", outputs[i].w);
+      check_matmul("matmul_shared_input", outputs[i].w->file(), x, n, outputs[i].y);
+      own("matmul_shared_input", *outputs[i].w);
     } catch (const Error& e) {  // the label is built only when it is needed
       throw Error(std::string(e.what()) + " (output " + std::to_string(i) + ")");
     }
   }
   if (n == 0 || outputs.empty()) return;
-  if (n > kGemvMaxTokens) return Compute::matmul_shared_input(x, n, outputs);
+  if (n > kGemvMaxTokens) {
+    for (const HostMatmulOutput& out : outputs) matmul(*out.w, x, n, out.y);
+    return;
+  }
   gemv(x, n, outputs);
 }
 
 // Decode: the GEMV of every output in one parallel pass over their rows laid end to end, with
 // x quantized once where the outputs share integer activations.
 void CpuCompute::gemv(std::span<const float> x, std::int64_t n,
-                      std::span<const MatmulOutput> outputs) {
+                      std::span<const HostMatmulOutput> outputs) {
   std::int64_t rows = 0, bytes = 0;
-  for (const MatmulOutput& out : outputs) {
-    rows += out.w.rows;
-    bytes += weight_bytes(out.w);
+  for (const HostMatmulOutput& out : outputs) {
+    rows += out.w->rows();
+    bytes += weight_bytes(out.w->file());
   }
   // Small matrices stay on fewer threads: a parallel region costs microseconds.
   const int n_threads = parts_for(bytes * n, kMinWeightBytesPerThread, threads());
@@ -159,43 +161,47 @@ void CpuCompute::gemv(std::span<const float> x, std::int64_t n,
   // decoded to floats. Every type that rounds them rounds to the mode's bits, so the outputs
   // that take the integer GEMV share one quantization of x.
   int bits = 0;
-  for (const MatmulOutput& out : outputs) bits = std::max(bits, gemv_bits(out.w.type));
+  for (const HostMatmulOutput& out : outputs) {
+    bits = std::max(bits, gemv_bits(out.w->file().type));
+  }
   std::optional<QuantizedActivations> xq;
   if (bits != 0) {
-    xq.emplace(bits, n, outputs[0].w.cols);
+    xq.emplace(bits, n, outputs[0].w->cols());
     quantize_activations(x.data(), 0, n, *xq);
     if (bits == 16) split_byte_planes(*xq);
   }
   parallel_ranges(rows, n_threads, [&](std::int64_t begin, std::int64_t end) {
     std::int64_t first = 0;  // of the current output, in the rows laid end to end
-    for (const MatmulOutput& out : outputs) {
+    for (const HostMatmulOutput& out : outputs) {
+      const WeightView& w = out.w->file();
       const std::int64_t lo = std::max(begin, first) - first;
-      const std::int64_t hi = std::min(end, first + out.w.rows) - first;
-      if (const RowGroupWeights* groups = row_groups_of(out.w); groups && lo < hi) {
+      const std::int64_t hi = std::min(end, first + w.rows) - first;
+      if (const RowGroupWeights* groups = out.w->row_groups(); groups && lo < hi) {
         // Whole groups: a boundary between two threads moves up to the next group.
-        const std::int64_t first_row = round_up_to_group(lo, out.w.rows);
-        const std::int64_t last_row = round_up_to_group(hi, out.w.rows);
+        const std::int64_t first_row = round_up_to_group(lo, w.rows);
+        const std::int64_t last_row = round_up_to_group(hi, w.rows);
         if (first_row < last_row)
           row_group_gemv(*groups, *xq, n, out.y.data(), first_row, last_row);
       } else if (lo < hi) {
-        if (gemv_bits(out.w.type) != 0) {
-          int_gemv_rows(out.w, *xq, n, out.y.data(), lo, hi);
+        if (gemv_bits(w.type) != 0) {
+          int_gemv_rows(w, *xq, n, out.y.data(), lo, hi);
         } else {
-          gemv_rows(out.w, x.data(), n, out.y.data(), lo, hi);
+          gemv_rows(w, x.data(), n, out.y.data(), lo, hi);
         }
       }
-      first += out.w.rows;
+      first += w.rows;
     }
   });
 }
 
-void CpuCompute::matmul(const WeightView& w, std::span<const float> x, std::int64_t n,
+void CpuCompute::matmul(const CpuWeights& weights, std::span<const float> x, std::int64_t n,
                         std::span<float> y) {
+  const WeightView& w = weights.file();
   check_matmul("matmul", w, x, n, y);
-  check_prepared("matmul", w);
+  own("matmul", weights);
   if (n == 0) return;
   if (n <= kGemvMaxTokens) {
-    const MatmulOutput out{w, y};
+    const HostMatmulOutput out{&weights, y};
     return gemv(x, n, std::span(&out, 1));
   }
   const int n_threads = parts_for(weight_bytes(w) * n, kMinWeightBytesPerThread, threads());
@@ -380,6 +386,93 @@ void CpuCompute::encoder_attention(std::span<const float> q, std::span<const flo
                            out.data() + offset, lengths[s], stride, head_dim, scale,
                            scratch.data() + std::size_t(omp_get_thread_num()) * scratch_floats);
   }
+}
+
+namespace {
+
+std::span<float> f32(const char* op, const char* operand, const Tensor& t) {
+  return host_span<float>(op, operand, t);
+}
+
+std::span<const std::int32_t> i32(const char* op, const char* operand, const Tensor& t) {
+  return host_span<const std::int32_t>(op, operand, t);
+}
+
+// x's rows must each hold `cols` elements: the tensor's shape checks what the host forms check
+// by size alone.
+void expect_cols(const char* op, const char* operand, const Tensor& t, std::int64_t cols) {
+  if (t.cols != cols) expect_tensor(op, operand, t, t.type, t.rows, cols);
+}
+
+}  // namespace
+
+void CpuCompute::matmul(Stream& /*stream*/, const Weights& w, const Tensor& x, const Tensor& y) {
+  const CpuWeights& mine = own("matmul", w);
+  expect_cols("matmul", "x", x, w.cols());
+  matmul(mine, f32("matmul", "x", x), x.rows, f32("matmul", "y", y));
+}
+
+void CpuCompute::matmul_shared_input(Stream& /*stream*/, const Tensor& x,
+                                     std::span<const MatmulOutput> outputs) {
+  std::vector<HostMatmulOutput> host;
+  host.reserve(outputs.size());
+  for (const MatmulOutput& out : outputs) {
+    host.push_back({&own("matmul_shared_input", *out.w), f32("matmul_shared_input", "y", out.y)});
+  }
+  if (!outputs.empty()) expect_cols("matmul_shared_input", "x", x, outputs[0].w->cols());
+  matmul_shared_input(f32("matmul_shared_input", "x", x), x.rows, host);
+}
+
+void CpuCompute::embedding(Stream& /*stream*/, const Weights& table, const Tensor& ids,
+                           const Tensor& out) {
+  const CpuWeights& mine = own("embedding", table);
+  expect_cols("embedding", "ids", ids, 1);
+  embedding(mine.file(), i32("embedding", "ids", ids), f32("embedding", "out", out));
+}
+
+void CpuCompute::rms_norm(Stream& /*stream*/, const Tensor& x, const Tensor& weight, float eps,
+                          const Tensor& out) {
+  expect_tensor("rms_norm", "weight", weight, ElementType::f32, 1, x.cols);
+  rms_norm(f32("rms_norm", "x", x), f32("rms_norm", "weight", weight), eps,
+           f32("rms_norm", "out", out));
+}
+
+void CpuCompute::rope(Stream& /*stream*/, const Tensor& x, const Tensor& positions, int n_heads,
+                      int head_dim, float base) {
+  expect_cols("rope", "positions", positions, 1);
+  rope(f32("rope", "x", x), i32("rope", "positions", positions), n_heads, head_dim, base);
+}
+
+void CpuCompute::silu_mul(Stream& /*stream*/, const Tensor& gate, const Tensor& up) {
+  silu_mul(f32("silu_mul", "gate", gate), f32("silu_mul", "up", up));
+}
+
+void CpuCompute::add(Stream& /*stream*/, const Tensor& x, const Tensor& y) {
+  add(f32("add", "x", x), f32("add", "y", y));
+}
+
+void CpuCompute::layer_norm(Stream& /*stream*/, const Tensor& x, const Tensor& weight,
+                            const Tensor& bias, float eps, const Tensor& out) {
+  expect_tensor("layer_norm", "weight", weight, ElementType::f32, 1, x.cols);
+  layer_norm(f32("layer_norm", "x", x), f32("layer_norm", "weight", weight),
+             f32("layer_norm", "bias", bias), eps, f32("layer_norm", "out", out));
+}
+
+void CpuCompute::gelu(Stream& /*stream*/, const Tensor& x) {
+  gelu(f32("gelu", "x", x));
+}
+
+void CpuCompute::add_bias(Stream& /*stream*/, const Tensor& x, const Tensor& bias) {
+  expect_tensor("add_bias", "bias", bias, ElementType::f32, 1, x.cols);
+  add_bias(f32("add_bias", "x", x), f32("add_bias", "bias", bias));
+}
+
+void CpuCompute::encoder_attention(Stream& /*stream*/, const Tensor& q, const Tensor& k,
+                                   const Tensor& v, std::span<const std::int64_t> lengths,
+                                   int n_heads, int head_dim, float scale, const Tensor& out) {
+  encoder_attention(f32("encoder_attention", "q", q), f32("encoder_attention", "k", k),
+                    f32("encoder_attention", "v", v), lengths, n_heads, head_dim, scale,
+                    f32("encoder_attention", "out", out));
 }
 
 }  // namespace cocktail::cpu

@@ -230,8 +230,8 @@ void copy_q8_block(const std::uint8_t* block, int r, std::uint8_t* out) {
 
 }  // namespace
 
-RowGroupWeights::RowGroupWeights(const WeightView& w, const void* owner, HugePageArena& arena)
-    : owner_(owner), type_(w.type), rows_(w.rows), cols_(w.cols), source_(w.data) {
+RowGroupWeights::RowGroupWeights(const WeightView& w, HugePageArena& arena)
+    : type_(w.type), rows_(w.rows), cols_(w.cols) {
   if (type_ != TensorType::q4_0 && type_ != TensorType::q4_1 && type_ != TensorType::q8_0) {
     throw Error("row groups hold q4_0, q4_1 or q8_0 weights, not " + std::string(info(type_).name));
   }
@@ -256,11 +256,6 @@ RowGroupWeights::RowGroupWeights(const WeightView& w, const void* owner, HugePag
       }
     }
   }
-}
-
-bool RowGroupWeights::copies(const WeightView& w, const void* owner) const {
-  return owner == owner_ && w.type == type_ && w.rows == rows_ && w.cols == cols_ &&
-         w.data == source_;
 }
 
 std::int64_t RowGroupWeights::blocks() const {

@@ -10,7 +10,7 @@
 
 namespace cocktail::cpu {
 
-// A Q4_0, Q4_1 or Q8_0 matrix copied for the decode GEMV (CpuCompute::prepare) in groups of
+// A Q4_0, Q4_1 or Q8_0 matrix copied for the decode GEMV (CpuCompute::upload) in groups of
 // kRowGroupRows rows, the last one padded with zero rows. A group stores its blocks in order;
 // each block is the group's codes interleaved by 32-bit lanes (lane r: row r), then its 16
 // scales and, for Q4, 16 offsets (Q4_0's is -8·scale), all fp16:
@@ -23,14 +23,12 @@ namespace cocktail::cpu {
 // per weight byte, too many for two cores to keep up with memory.
 constexpr std::int64_t kRowGroupRows = 16;
 
-class RowGroupWeights final : public PreparedWeights {
+class RowGroupWeights {
  public:
-  // Copies w into memory from `arena`; `owner` is the Compute the copy is for. Throws Error for
-  // another type, or a Q4_0 scale too large for its offset (-8·scale) to be an fp16.
-  RowGroupWeights(const WeightView& w, const void* owner, HugePageArena& arena);
+  // Copies w into memory from `arena`. Throws Error for another type, or a Q4_0 scale too
+  // large for its offset (-8·scale) to be an fp16.
+  RowGroupWeights(const WeightView& w, HugePageArena& arena);
 
-  // Whether this is the copy of w made for `owner`.
-  bool copies(const WeightView& w, const void* owner) const;
   TensorType type() const { return type_; }
   std::int64_t rows() const { return rows_; }
   std::int64_t blocks() const;  // blocks a row holds
@@ -39,10 +37,8 @@ class RowGroupWeights final : public PreparedWeights {
   const std::uint8_t* group(std::int64_t g) const;
 
  private:
-  const void* owner_;
   TensorType type_;
   std::int64_t rows_, cols_;
-  const std::byte* source_;
   std::shared_ptr<std::uint8_t> bytes_;
 };
 

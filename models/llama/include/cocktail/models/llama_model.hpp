@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "cocktail/backend.hpp"
 #include "cocktail/compute.hpp"
 #include "cocktail/models/bpe_tokenizer.hpp"
 #include "cocktail/models/chat_template.hpp"
@@ -36,7 +37,9 @@ class LlamaModel {
   const LlamaHyperparameters& hparams() const { return hparams_; }
   const std::vector<LlamaLayer>& layers() const { return layers_; }
   const WeightView& token_embedding() const { return token_embd_; }
+  // The output matrix: the token embedding's own view when the model ties the two.
   const WeightView& output() const { return output_; }
+  bool output_tied() const { return output_.data == token_embd_.data; }
   const std::vector<float>& output_norm() const { return output_norm_; }
   const BpeTokenizer& tokenizer() const { return tokenizer_; }
   const ChatTemplate& chat_template() const { return chat_template_; }
@@ -52,27 +55,39 @@ class LlamaModel {
   ChatTemplate chat_template_;
 };
 
-// A LlamaModel's matrices as one Compute reads them: the layers and the output matrix, each
-// view carrying the copy Compute::prepare made of it where the backend makes one. A copy costs
-// memory about the size of its matrix, so make one LlamaWeights per model and Compute, not per
-// sequence. Keeps the Compute alive, since the copies hold its code; the model must outlive it.
+// One transformer block on a backend's device.
+struct LlamaLayerWeights {
+  Tensor attn_norm, ffn_norm;  // [1][n_embd]
+  std::unique_ptr<Weights> q, k, v, output;
+  std::unique_ptr<Weights> gate, up, down;
+};
+
+// A LlamaModel uploaded to one backend: its matrices through Compute::upload, its norm
+// weights into one device buffer. An upload may cost device memory about the size of its
+// matrix, so make one LlamaWeights per model and backend, not per sequence. Keeps the backend
+// and its Compute alive, since the uploads hold their code; the model must outlive it (the CPU
+// backend reads the file's mapping in place).
 class LlamaWeights {
  public:
-  LlamaWeights(const LlamaModel& model, std::shared_ptr<Compute> compute);
+  LlamaWeights(const LlamaModel& model, std::shared_ptr<Backend> backend);
 
   const LlamaModel& model() const { return *model_; }
+  Backend& backend() const { return *backend_; }
   Compute& compute() const { return *compute_; }
-  const std::vector<LlamaLayer>& layers() const { return layers_; }
-  const WeightView& output() const { return output_; }
+  const std::vector<LlamaLayerWeights>& layers() const { return layers_; }
+  const Weights& token_embedding() const { return *token_embd_; }
+  const Weights& output() const { return output_ ? *output_ : *token_embd_; }  // tied: one copy
+  const Tensor& output_norm() const { return output_norm_; }
 
  private:
-  WeightView prepared(const WeightView& w);
-
   const LlamaModel* model_;
-  std::shared_ptr<Compute> compute_;  // declared before the copies, so destroyed after them
-  std::vector<std::unique_ptr<PreparedWeights>> copies_;
-  std::vector<LlamaLayer> layers_;
-  WeightView output_;
+  std::shared_ptr<Backend> backend_;
+  std::shared_ptr<Compute> compute_;  // declared before the uploads, so destroyed after them
+  std::shared_ptr<Buffer> norms_;
+  std::vector<LlamaLayerWeights> layers_;
+  std::unique_ptr<Weights> token_embd_;
+  std::unique_ptr<Weights> output_;  // null when the model ties it to the token embedding
+  Tensor output_norm_;
 };
 
 // Where decode steps spent their time, summed over every step a runner has run: the layers'
@@ -93,8 +108,9 @@ struct DecodeTimes {
 };
 
 // Runs a LlamaModel on one sequence: tokens go through every layer on the backend's Compute,
-// their keys and values into the Session's KvStore. Holds the activation buffers for blocks
-// of up to `max_block` tokens, so memory stays bounded whatever the prompt length.
+// their keys and values into the Session's KvStore. Holds the activations on the device in
+// blocks of up to `max_block` tokens, so memory stays bounded whatever the prompt length, and
+// a stream of its own.
 class LlamaRunner {
  public:
   using Progress = std::function<void(std::int64_t done, std::int64_t total)>;
@@ -122,26 +138,41 @@ class LlamaRunner {
  private:
   void run_block(Session& session, std::span<const std::int32_t> tokens, std::span<float> logits);
   void attention_block(Session& session, int layer, std::int64_t n);
-  void ffn_block(const LlamaLayer& layer, std::int64_t n);
+  void ffn_block(const LlamaLayerWeights& layer, std::int64_t n);
   void output_logits(std::int64_t n, std::span<float> logits);
   void keep_captured_queries(int layer, std::int64_t n);
-  // Runs work(), adding its time to that part of step_times_ during a decode step.
+  // Runs work(); during a decode step, records events around it on the stream, so that its
+  // time goes to that part of the step's times once the step's work is done.
   template <class Work>
   void timed(double DecodeTimes::*part, Work&& work);
+  void add_timed_parts(DecodeTimes& step);
+
+  // A timed piece of a decode step: its part and the events around it.
+  struct TimedWork {
+    double DecodeTimes::*part;
+    std::shared_ptr<Event> start, end;
+  };
 
   const LlamaWeights& weights_;
   const LlamaModel& model_;
   Compute& compute_;
   int max_block_;
-  std::vector<std::int32_t> positions_;
-  std::vector<float> x_, norm_, q_, k_, v_, attn_, gate_, up_, proj_;
+  std::shared_ptr<Stream> stream_;
+  std::shared_ptr<Buffer> activations_;
+  Tensor ids_, positions_;                                        // i32 [max_block][1]
+  Tensor x_, norm_, q_, k_, v_, attn_, gate_, up_, proj_, logits_;  // f32 [rows][width]
+  // The session takes host spans: the block's positions, and its q, k, v and attention output
+  // on their way between the device and the session.
+  std::vector<std::int32_t> host_positions_;
+  std::vector<float> host_q_, host_k_, host_v_, host_attn_;
   std::int64_t capture_from_ = 0;
   bool capturing_ = false;  // only prefill captures: decode steps are not the query
   std::vector<int> capture_layers_;
   std::vector<std::vector<float>> captured_;  // per capture layer: [tokens][n_heads][head_dim]
   DecodeTimes decode_times_;
-  // Inside step(): that step's times, added to decode_times_ once it succeeds.
-  DecodeTimes* step_times_ = nullptr;
+  // Inside step(): whether to time its parts, and the pieces timed so far.
+  bool timing_ = false;
+  std::vector<TimedWork> timed_work_;
 };
 
 }  // namespace cocktail::models

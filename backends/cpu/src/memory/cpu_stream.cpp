@@ -1,0 +1,53 @@
+#include "memory/cpu_stream.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "cocktail/error.hpp"
+#include "memory/cpu_buffer.hpp"
+
+namespace cocktail::cpu {
+
+namespace {
+
+class CpuEvent final : public Event {
+ public:
+  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();
+};
+
+void expect_same_size(const char* op, std::size_t host, const Tensor& t) {
+  if (host != t.bytes()) {
+    throw Error(std::string(op) + ": " + std::to_string(host) + " host bytes for the " +
+                std::to_string(t.bytes()) + "-byte tensor " + describe(t));
+  }
+}
+
+const CpuEvent& cpu_event(const Event& e) {
+  const auto* event = dynamic_cast<const CpuEvent*>(&e);
+  if (event == nullptr) throw Error("seconds_between: an event of another stream");
+  return *event;
+}
+
+}  // namespace
+
+void CpuStream::upload(std::span<const std::byte> host, const Tensor& dst) {
+  const std::span<std::byte> device = host_bytes("upload", "dst", dst);
+  expect_same_size("upload", host.size(), dst);
+  if (!host.empty()) std::memcpy(device.data(), host.data(), host.size());
+}
+
+void CpuStream::download(const Tensor& src, std::span<std::byte> host) {
+  const std::span<std::byte> device = host_bytes("download", "src", src);
+  expect_same_size("download", host.size(), src);
+  if (!host.empty()) std::memcpy(host.data(), device.data(), host.size());
+}
+
+std::shared_ptr<Event> CpuStream::record() {
+  return std::make_shared<CpuEvent>();
+}
+
+double CpuStream::seconds_between(const Event& start, const Event& end) const {
+  return std::chrono::duration<double>(cpu_event(end).at - cpu_event(start).at).count();
+}
+
+}  // namespace cocktail::cpu

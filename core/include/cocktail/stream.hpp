@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+
+#include "cocktail/tensor.hpp"
+
+namespace cocktail {
+
+// A point in a stream's queue, recorded for timing (Stream::record).
+class Event {
+ public:
+  virtual ~Event() = default;
+};
+
+// An ordered queue of work on one device (Backend::make_stream). Every call that takes a
+// stream enqueues its work there and may return before it is done; work on one stream runs in
+// the order it was enqueued. Copies between host and device are the explicit calls below.
+// One stream serves one thread at a time.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+
+  // Enqueues a copy of `host` into `dst` (exactly dst.bytes() bytes). `host` must stay valid
+  // and unchanged until synchronize() returns.
+  virtual void upload(std::span<const std::byte> host, const Tensor& dst) = 0;
+  // Enqueues a copy of `src` into `host` (exactly src.bytes() bytes); the bytes are there once
+  // synchronize() returns.
+  virtual void download(const Tensor& src, std::span<std::byte> host) = 0;
+  // Waits until every piece of work enqueued so far is done.
+  virtual void synchronize() = 0;
+
+  // An event at this point of the queue, reached when the work before it is done.
+  virtual std::shared_ptr<Event> record() = 0;
+  // Seconds between two events of this stream, both reached (after synchronize()).
+  virtual double seconds_between(const Event& start, const Event& end) const = 0;
+};
+
+// Typed forms of the copies: an Error unless the tensor holds T's element type.
+template <class T>
+void upload(Stream& stream, std::span<const T> host, const Tensor& dst) {
+  expect_tensor("upload", "dst", dst, element_type_of<T>(), dst.rows, dst.cols);
+  stream.upload(std::as_bytes(host), dst);
+}
+
+template <class T>
+void download(Stream& stream, const Tensor& src, std::span<T> host) {
+  expect_tensor("download", "src", src, element_type_of<T>(), src.rows, src.cols);
+  stream.download(src, std::as_writable_bytes(host));
+}
+
+}  // namespace cocktail

@@ -1,0 +1,63 @@
+#include "cocktail/tensor.hpp"
+
+#include <fmt/format.h>
+
+#include "cocktail/error.hpp"
+#include "cocktail/tensor_allocation.hpp"
+
+namespace cocktail {
+
+namespace {
+
+constexpr std::size_t kDeviceAlignment = 256;
+
+std::size_t aligned(std::size_t n) {
+  return (n + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment;
+}
+
+}  // namespace
+
+Tensor Tensor::row_range(std::int64_t first, std::int64_t count) const {
+  if (first < 0 || count < 0 || first + count > rows) {
+    throw Error(fmt::format("rows [{}, {}) are outside the tensor {}", first, first + count,
+                            describe(*this)));
+  }
+  Tensor part = *this;
+  part.offset += std::size_t(first * cols) * element_bytes(type);
+  part.rows = count;
+  return part;
+}
+
+std::string describe(const Tensor& t) {
+  return fmt::format("{} [{} x {}]", to_string(t.type), t.rows, t.cols);
+}
+
+void expect_tensor(const char* op, const char* operand, const Tensor& t, ElementType type,
+                   std::int64_t rows, std::int64_t cols) {
+  if (t.buffer == nullptr) throw Error(fmt::format("{}: {} is an empty view", op, operand));
+  if (t.type != type || t.rows != rows || t.cols != cols) {
+    throw Error(fmt::format("{}: {} is {}; expected {} [{} x {}]", op, operand, describe(t),
+                            to_string(type), rows, cols));
+  }
+}
+
+std::shared_ptr<Buffer> allocate_tensors(Backend& backend,
+                                         std::span<const TensorRequest> requests) {
+  std::size_t total = 0;
+  for (const TensorRequest& r : requests) {
+    if (r.rows < 0 || r.cols < 0) {
+      throw Error(fmt::format("allocate_tensors: negative shape [{} x {}]", r.rows, r.cols));
+    }
+    total = aligned(total) + std::size_t(r.rows * r.cols) * element_bytes(r.type);
+  }
+  std::shared_ptr<Buffer> buffer = backend.allocate(std::max<std::size_t>(total, 1));
+  std::size_t offset = 0;
+  for (const TensorRequest& r : requests) {
+    offset = aligned(offset);
+    *r.view = Tensor{buffer.get(), offset, r.type, r.rows, r.cols};
+    offset += r.view->bytes();
+  }
+  return buffer;
+}
+
+}  // namespace cocktail
