@@ -17,6 +17,7 @@
 #include "cocktail/engine.hpp"
 #include "cocktail/error.hpp"
 #include "cocktail/stopwatch.hpp"
+#include "cocktail/tensor_allocation.hpp"
 #include "commands.hpp"
 #include "memory_check.hpp"
 
@@ -37,8 +38,9 @@ struct BenchArgs {
 };
 
 // Fills every layer with pseudo-random K/V, a block at a time so memory stays bounded.
-void fill_random(KvStore& store, std::int64_t tokens) {
+void fill_random(Backend& backend, Stream& stream, KvStore& store, std::int64_t tokens) {
   const KvShape& shape = store.options().shape;
+  const auto width = std::int64_t(shape.token_floats());
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   constexpr std::int64_t kBlock = 2048;
@@ -49,7 +51,10 @@ void fill_random(KvStore& store, std::int64_t tokens) {
     v.resize(k.size());
     for (float& x : k) x = dist(rng);
     for (float& x : v) x = dist(rng);
-    for (int layer = 0; layer < shape.n_layers; ++layer) store.append(layer, k, v, n);
+    const DeviceRows kd = upload_rows(backend, stream, k, n, width, "k");
+    const DeviceRows vd = upload_rows(backend, stream, v, n, width, "v");
+    for (int layer = 0; layer < shape.n_layers; ++layer) store.append(stream, layer, kd.tensor, vd.tensor);
+    stream.synchronize();
   }
 }
 
@@ -78,18 +83,27 @@ struct Timing {
   double median_s = 0, min_s = 0;
 };
 
-Timing time_decode(AttentionExecutor& attention, const KvStore& store, int q_heads, int repeat) {
+// The decode step is planned once, as a model's step is, and each timed run is one layer's.
+Timing time_decode(Backend& backend, Stream& stream, AttentionExecutor& attention,
+                   const KvStore& store, int q_heads, int repeat) {
   const int dim = store.options().shape.head_dim;
-  std::vector<float> q(std::size_t(q_heads * dim)), out(q.size());
+  std::vector<float> q(std::size_t(q_heads * dim));
   std::mt19937 rng(1);
   std::normal_distribution<float> dist;
   for (float& x : q) x = dist(rng);
+  const DeviceRows qd = upload_rows(backend, stream, q, 1, q_heads * dim, "q");
+  const DeviceRows out = device_rows(backend, q.size(), 1, q_heads * dim, "out");
+  const std::unique_ptr<DecodePlan> plan = attention.plan_decode(store, q_heads);
   const float scale = 1.0f / std::sqrt(float(dim));
-  for (int i = 0; i < 3; ++i) attention.decode(store, 0, q, q_heads, scale, out);  // warm up
+  const auto run = [&] {
+    attention.decode(stream, *plan, store, 0, qd.tensor, scale, out.tensor);
+    stream.synchronize();
+  };
+  for (int i = 0; i < 3; ++i) run();  // warm up
   std::vector<double> seconds;
   for (int i = 0; i < repeat; ++i) {
     const Stopwatch watch;
-    attention.decode(store, 0, q, q_heads, scale, out);
+    run();
     seconds.push_back(watch.seconds());
   }
   std::sort(seconds.begin(), seconds.end());
@@ -100,10 +114,11 @@ nlohmann::json measure_cache(Backend& backend, const EngineSettings& settings, c
                              const Plan& plan) {
   KvStoreOptions options{{1, a.kv_heads, a.head_dim}, settings.layout, 0};
   auto store = backend.make_kv_store(options);
-  fill_random(*store, a.context_tokens);
-  store->commit(plan);
+  const std::shared_ptr<Stream> stream = backend.make_stream();
+  fill_random(backend, *stream, *store, a.context_tokens);
+  store->commit(*stream, plan);
   auto attention = backend.make_attention();
-  const Timing t = time_decode(*attention, *store, a.kv_heads * a.gqa, a.repeat);
+  const Timing t = time_decode(backend, *stream, *attention, *store, a.kv_heads * a.gqa, a.repeat);
   const std::size_t bytes = store->bytes();
   const double bandwidth = backend.measure_read_bandwidth(bytes);
   const double achieved = double(bytes) / t.median_s;

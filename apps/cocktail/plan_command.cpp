@@ -11,6 +11,7 @@
 #include "cocktail/engine.hpp"
 #include "cocktail/error.hpp"
 #include "cocktail/models/question_answering.hpp"
+#include "cocktail/tensor_allocation.hpp"
 #include "cocktail/text_pieces.hpp"
 #include "commands.hpp"
 #include "memory_check.hpp"
@@ -31,23 +32,34 @@ struct PlanArgs {
   bool shape_given = false;  // any of --layers, --kv-heads, --head-dim
 };
 
-// A store of one layer x head, for the bytes of the plan alone.
-std::shared_ptr<KvStore> accounting_store(Backend& backend, const EngineSettings& settings,
-                                          const KvShape& shape) {
-  return backend.make_kv_store({{1, 1, shape.head_dim}, settings.layout, 0});
-}
+// A store of one layer x head, for the bytes of the plan alone, and the stream it works on.
+struct AccountingStore {
+  std::shared_ptr<KvStore> store;
+  std::shared_ptr<Stream> stream;
 
-// Zeros, a block at a time, so that no buffer grows with the context.
-void append_zeros(KvStore& store, std::int64_t tokens) {
-  constexpr std::int64_t kBlock = 4096;
-  const std::vector<float> zeros(std::size_t(kBlock) * store.options().shape.token_floats(), 0.0f);
-  for (std::int64_t done = 0; done < tokens; done += kBlock) {
-    const std::int64_t n = std::min(kBlock, tokens - done);
-    const std::span<const float> block(zeros.data(),
-                                       std::size_t(n) * store.options().shape.token_floats());
-    store.append(0, block, block, n);
+  AccountingStore(Backend& backend, const EngineSettings& settings, const KvShape& shape)
+      : store(backend.make_kv_store({{1, 1, shape.head_dim}, settings.layout, 0})),
+        stream(backend.make_stream()) {}
+
+  // Zeros, a block at a time, so that no buffer grows with the context.
+  void append_zeros(Backend& backend, std::int64_t tokens) {
+    constexpr std::int64_t kBlock = 4096;
+    const auto width = std::int64_t(store->options().shape.token_floats());
+    const std::vector<float> zeros(std::size_t(kBlock * width), 0.0f);
+    const DeviceRows block = upload_rows(backend, *stream, zeros, kBlock, width, "zeros");
+    for (std::int64_t done = 0; done < tokens; done += kBlock) {
+      const Tensor rows = block.tensor.row_range(0, std::min(kBlock, tokens - done));
+      store->append(*stream, 0, rows, rows);
+    }
+    stream->synchronize();
   }
-}
+
+  std::size_t commit(const Plan& plan) {
+    store->commit(*stream, plan);
+    stream->synchronize();
+    return store->bytes();
+  }
+};
 
 // What the accounting store of `plan` holds at its peak: every token at FP16 before the
 // commit, then each chunk in whole tiles of a quant group at its precision (a tile's bytes are
@@ -58,10 +70,9 @@ std::size_t accounting_bytes(Backend& backend, const EngineSettings& settings, c
   const int group = settings.layout.group_size;
   std::map<Precision, std::size_t> tile_bytes;
   for (Precision p : kAllPrecisions) {
-    auto probe = accounting_store(backend, settings, shape);
-    append_zeros(*probe, group);
-    probe->commit(fixed_size_chunks(group, group, p));
-    tile_bytes[p] = probe->bytes();
+    AccountingStore probe(backend, settings, shape);
+    probe.append_zeros(backend, group);
+    tile_bytes[p] = probe.commit(fixed_size_chunks(group, group, p));
   }
   std::size_t bytes = KvShape{1, 1, shape.head_dim}.fp16_bytes(plan.n_tokens());
   for (const ChunkPlan& c : plan.chunks) {
@@ -77,10 +88,9 @@ std::size_t planned_kv_bytes(Backend& backend, const EngineSettings& settings, c
   require_memory(accounting_bytes(backend, settings, shape, plan),
                  fmt::format("counting the KV bytes of {} tokens in {} chunks", plan.n_tokens(),
                              plan.chunks.size()));
-  auto store = accounting_store(backend, settings, shape);
-  append_zeros(*store, plan.n_tokens());
-  store->commit(plan);
-  return store->bytes() * std::size_t(shape.n_layers) * std::size_t(shape.n_kv_heads);
+  AccountingStore store(backend, settings, shape);
+  store.append_zeros(backend, plan.n_tokens());
+  return store.commit(plan) * std::size_t(shape.n_layers) * std::size_t(shape.n_kv_heads);
 }
 
 nlohmann::json summary_json(const Plan& plan, const OperatingPoint& point, const KvShape& shape) {

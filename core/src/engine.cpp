@@ -99,12 +99,13 @@ Engine::Engine(const Config& config)
 
 Session Engine::new_session(const KvShape& shape, std::int64_t max_tokens) const {
   KvStoreOptions options{shape, settings_.layout, max_tokens};
-  return Session(backend_->make_kv_store(options), backend_->make_attention(), planner_, scorer_);
+  return Session(backend_, backend_->make_kv_store(options), backend_->make_attention(), planner_,
+                 scorer_);
 }
 
 Session Engine::session_from(const Session& prefilled) const {
-  return Session(prefilled.store().clone(settings_.layout), backend_->make_attention(), planner_,
-                 scorer_);
+  return Session(backend_, prefilled.store().clone(settings_.layout), backend_->make_attention(),
+                 planner_, scorer_);
 }
 
 }  // namespace cocktail

@@ -51,6 +51,52 @@ class Guard {
   PluginLabel label_;
 };
 
+// An object the plugin made, handed out as it is (its own backend's code must recognise it:
+// a Buffer inside a Tensor, an Event), kept from outliving the plugin's library.
+template <class T>
+std::shared_ptr<T> keeping_owner(std::shared_ptr<T> object, std::shared_ptr<const void> owner) {
+  struct Holder {
+    std::shared_ptr<const void> owner;  // declared first, so released after the object
+    std::shared_ptr<T> object;
+  };
+  T* raw = object.get();
+  return std::shared_ptr<T>(std::make_shared<Holder>(Holder{std::move(owner), std::move(object)}),
+                            raw);
+}
+
+class GuardedStream final : public Stream, Guard<Stream> {
+ public:
+  using Guard::Guard;
+
+  // The plugin's own stream, for its own objects, which enqueue on it directly.
+  Stream& inner() const { return *inner_; }
+
+  void upload(std::span<const std::byte> host, const Tensor& dst) override {
+    call([&] { inner_->upload(host, dst); });
+  }
+  void download(const Tensor& src, std::span<std::byte> host) override {
+    call([&] { inner_->download(src, host); });
+  }
+  void copy(const Tensor& src, const Tensor& dst) override {
+    call([&] { inner_->copy(src, dst); });
+  }
+  void synchronize() override {
+    call([&] { inner_->synchronize(); });
+  }
+  std::shared_ptr<Event> record() override {
+    return keeping_owner(call([&] { return inner_->record(); }), owner_);
+  }
+  double seconds_between(const Event& start, const Event& end) const override {
+    return call([&] { return inner_->seconds_between(start, end); });
+  }
+};
+
+// A stream the plugin made reaches it unwrapped; any other is passed as it is.
+Stream& unguarded(Stream& stream) {
+  auto* guarded = dynamic_cast<GuardedStream*>(&stream);
+  return guarded ? guarded->inner() : stream;
+}
+
 class GuardedQuantizer final : public Quantizer, Guard<Quantizer> {
  public:
   using Guard::Guard;
@@ -80,12 +126,11 @@ class GuardedKvStore final : public KvStore, Guard<KvStore> {
   const KvStoreOptions& options() const override {
     return call([&]() -> const KvStoreOptions& { return inner_->options(); });
   }
-  void append(int layer, std::span<const float> k, std::span<const float> v,
-              std::int64_t n_tokens) override {
-    call([&] { inner_->append(layer, k, v, n_tokens); });
+  void append(Stream& stream, int layer, const Tensor& k, const Tensor& v) override {
+    call([&] { inner_->append(unguarded(stream), layer, k, v); });
   }
-  void commit(const Plan& plan) override {
-    call([&] { inner_->commit(plan); });
+  void commit(Stream& stream, const Plan& plan) override {
+    call([&] { inner_->commit(unguarded(stream), plan); });
   }
   std::int64_t n_tokens() const override {
     return call([&] { return inner_->n_tokens(); });
@@ -121,66 +166,30 @@ const KvStore& unguarded(const KvStore& store) {
 class GuardedAttention final : public AttentionExecutor, Guard<AttentionExecutor> {
  public:
   using Guard::Guard;
-  void decode(const KvStore& store, int layer, std::span<const float> q, int n_q_heads,
-              float softmax_scale, std::span<float> out) override {
-    call([&] { inner_->decode(unguarded(store), layer, q, n_q_heads, softmax_scale, out); });
+  std::unique_ptr<DecodePlan> plan_decode(const KvStore& store, int n_q_heads) override {
+    return call([&] { return inner_->plan_decode(unguarded(store), n_q_heads); });
   }
-  void prefill(const KvStore& store, int layer, std::span<const float> q, std::int64_t n_new,
-               int n_q_heads, float softmax_scale, std::span<float> out) override {
-    call(
-        [&] { inner_->prefill(unguarded(store), layer, q, n_new, n_q_heads, softmax_scale, out); });
-  }
-  void attention_mass(const KvStore& store, int layer, std::span<const float> q,
-                      std::int64_t n_query, int n_q_heads, float softmax_scale,
-                      std::span<float> mass) override {
+  void decode(Stream& stream, DecodePlan& plan, const KvStore& store, int layer,
+              const Tensor& q, float softmax_scale, const Tensor& out) override {
     call([&] {
-      inner_->attention_mass(unguarded(store), layer, q, n_query, n_q_heads, softmax_scale, mass);
+      inner_->decode(unguarded(stream), plan, unguarded(store), layer, q, softmax_scale, out);
+    });
+  }
+  void prefill(Stream& stream, const KvStore& store, int layer, const Tensor& q, int n_q_heads,
+               float softmax_scale, const Tensor& out) override {
+    call([&] {
+      inner_->prefill(unguarded(stream), unguarded(store), layer, q, n_q_heads, softmax_scale,
+                      out);
+    });
+  }
+  void attention_mass(Stream& stream, const KvStore& store, int layer, const Tensor& q,
+                      int n_q_heads, float softmax_scale, const Tensor& mass) override {
+    call([&] {
+      inner_->attention_mass(unguarded(stream), unguarded(store), layer, q, n_q_heads,
+                             softmax_scale, mass);
     });
   }
 };
-
-// An object the plugin made, handed out as it is (its own backend's code must recognise it:
-// a Buffer inside a Tensor, an Event), kept from outliving the plugin's library.
-template <class T>
-std::shared_ptr<T> keeping_owner(std::shared_ptr<T> object, std::shared_ptr<const void> owner) {
-  struct Holder {
-    std::shared_ptr<const void> owner;  // declared first, so released after the object
-    std::shared_ptr<T> object;
-  };
-  T* raw = object.get();
-  return std::shared_ptr<T>(std::make_shared<Holder>(Holder{std::move(owner), std::move(object)}),
-                            raw);
-}
-
-class GuardedStream final : public Stream, Guard<Stream> {
- public:
-  using Guard::Guard;
-
-  // The plugin's own stream, for its own objects, which enqueue on it directly.
-  Stream& inner() const { return *inner_; }
-
-  void upload(std::span<const std::byte> host, const Tensor& dst) override {
-    call([&] { inner_->upload(host, dst); });
-  }
-  void download(const Tensor& src, std::span<std::byte> host) override {
-    call([&] { inner_->download(src, host); });
-  }
-  void synchronize() override {
-    call([&] { inner_->synchronize(); });
-  }
-  std::shared_ptr<Event> record() override {
-    return keeping_owner(call([&] { return inner_->record(); }), owner_);
-  }
-  double seconds_between(const Event& start, const Event& end) const override {
-    return call([&] { return inner_->seconds_between(start, end); });
-  }
-};
-
-// Like unguarded(KvStore): a stream the plugin made reaches it unwrapped.
-Stream& unguarded(Stream& stream) {
-  auto* guarded = dynamic_cast<GuardedStream*>(&stream);
-  return guarded ? guarded->inner() : stream;
-}
 
 class GuardedCompute final : public Compute, Guard<Compute> {
  public:

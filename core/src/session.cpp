@@ -3,18 +3,31 @@
 #include <cmath>
 #include <utility>
 
+#include "cocktail/error.hpp"
+#include "cocktail/tensor_allocation.hpp"
+
 namespace cocktail {
 
-Session::Session(std::shared_ptr<KvStore> store, std::shared_ptr<AttentionExecutor> attention,
+Session::Session(std::shared_ptr<Backend> backend, std::shared_ptr<KvStore> store,
+                 std::shared_ptr<AttentionExecutor> attention,
                  std::shared_ptr<ChunkPlanner> planner, std::shared_ptr<ChunkScorer> scorer)
-    : store_(std::move(store)),
+    : backend_(std::move(backend)),
+      store_(std::move(store)),
       attention_(std::move(attention)),
       planner_(std::move(planner)),
-      scorer_(std::move(scorer)) {}
+      scorer_(std::move(scorer)) {
+  if (!backend_ || !store_ || !attention_ || !planner_ || !scorer_) {
+    throw Error("Session: a backend, a KV store, an attention executor, a planner and a scorer "
+                "are all needed");
+  }
+  stream_ = backend_->make_stream();
+}
 
 Session Session::fork() const {
-  Session copy = *this;
-  copy.store_ = store_->clone(store_->options().layout);
+  Session copy(backend_, store_->clone(store_->options().layout), attention_, planner_, scorer_);
+  copy.context_texts_ = context_texts_;
+  copy.query_ = query_;
+  copy.planned_ = planned_;
   return copy;
 }
 
@@ -24,20 +37,17 @@ float Session::softmax_scale() const {
 
 // The method in one screen: prefill at full precision, then score + plan + commit (reorder and
 // quantize), then decode over the mixed-precision segments plus the FP16 tail.
-void Session::append(int layer, std::span<const float> k, std::span<const float> v,
-                     std::int64_t n_tokens) {
+void Session::append(int layer, const Tensor& k, const Tensor& v) {
   if (layer == 0) age_if_planner_wants();
-  store_->append(layer, k, v, n_tokens);
+  store_->append(*stream_, layer, k, v);
 }
 
-void Session::prefill_attention(int layer, std::span<const float> q, std::int64_t n_new,
-                                int n_q_heads, std::span<float> out) {
-  attention_->prefill(*store_, layer, q, n_new, n_q_heads, softmax_scale(), out);
+void Session::prefill_attention(int layer, const Tensor& q, int n_q_heads, const Tensor& out) {
+  attention_->prefill(*stream_, *store_, layer, q, n_q_heads, softmax_scale(), out);
 }
 
-void Session::attention_mass(int layer, std::span<const float> q, std::int64_t n_query,
-                             int n_q_heads, std::span<float> mass) const {
-  attention_->attention_mass(*store_, layer, q, n_query, n_q_heads, softmax_scale(), mass);
+void Session::attention_mass(int layer, const Tensor& q, int n_q_heads, const Tensor& mass) const {
+  attention_->attention_mass(*stream_, *store_, layer, q, n_q_heads, softmax_scale(), mass);
 }
 
 const Plan& Session::plan_and_commit(std::span<const std::string> context_texts,
@@ -47,14 +57,64 @@ const Plan& Session::plan_and_commit(std::span<const std::string> context_texts,
   query_ = query;
   Plan plan = planner_->plan(plan_input(query_attention));
   plan.validate();
-  store_->commit(plan);
+  commit(plan);
   planned_ = true;
   return store_->plan();
 }
 
+void Session::decode_attention(int layer, const Tensor& q, int n_q_heads, const Tensor& out) {
+  if (!decode_plan_ || decode_plan_tokens_ != store_->n_tokens() ||
+      decode_plan_heads_ != n_q_heads) {
+    decode_plan_ = attention_->plan_decode(*store_, n_q_heads);
+    decode_plan_tokens_ = store_->n_tokens();
+    decode_plan_heads_ = n_q_heads;
+  }
+  attention_->decode(*stream_, *decode_plan_, *store_, layer, q, softmax_scale(), out);
+}
+
+void Session::append(int layer, std::span<const float> k, std::span<const float> v,
+                     std::int64_t n_tokens) {
+  const auto width = std::int64_t(store_->options().shape.token_floats());
+  const DeviceRows kd = upload_rows(*backend_, *stream_, k, n_tokens, width, "append: k");
+  const DeviceRows vd = upload_rows(*backend_, *stream_, v, n_tokens, width, "append: v");
+  append(layer, kd.tensor, vd.tensor);
+  stream_->synchronize();
+}
+
+void Session::prefill_attention(int layer, std::span<const float> q, std::int64_t n_new,
+                                int n_q_heads, std::span<float> out) {
+  const std::int64_t width = std::int64_t(n_q_heads) * store_->options().shape.head_dim;
+  const DeviceRows qd = upload_rows(*backend_, *stream_, q, n_new, width, "prefill_attention: q");
+  const DeviceRows od = device_rows(*backend_, out.size(), n_new, width, "prefill_attention: out");
+  prefill_attention(layer, qd.tensor, n_q_heads, od.tensor);
+  download(*stream_, od.tensor, out);
+  stream_->synchronize();
+}
+
+void Session::attention_mass(int layer, std::span<const float> q, std::int64_t n_query,
+                             int n_q_heads, std::span<float> mass) const {
+  const std::int64_t width = std::int64_t(n_q_heads) * store_->options().shape.head_dim;
+  const DeviceRows qd = upload_rows(*backend_, *stream_, q, n_query, width, "attention_mass: q");
+  const DeviceRows md =
+      device_rows(*backend_, mass.size(), n_q_heads, store_->n_tokens(), "attention_mass: mass");
+  attention_mass(layer, qd.tensor, n_q_heads, md.tensor);
+  download(*stream_, md.tensor, mass);
+  stream_->synchronize();
+}
+
 void Session::decode_attention(int layer, std::span<const float> q, int n_q_heads,
                                std::span<float> out) {
-  attention_->decode(*store_, layer, q, n_q_heads, softmax_scale(), out);
+  const std::int64_t width = std::int64_t(n_q_heads) * store_->options().shape.head_dim;
+  const DeviceRows qd = upload_rows(*backend_, *stream_, q, 1, width, "decode_attention: q");
+  const DeviceRows od = device_rows(*backend_, out.size(), 1, width, "decode_attention: out");
+  decode_attention(layer, qd.tensor, n_q_heads, od.tensor);
+  download(*stream_, od.tensor, out);
+  stream_->synchronize();
+}
+
+void Session::commit(const Plan& plan) {
+  store_->commit(*stream_, plan);
+  decode_plan_.reset();
 }
 
 PlanInput Session::plan_input(const QueryAttention* query_attention) const {
@@ -70,7 +130,7 @@ void Session::age_if_planner_wants() {
   Plan plan = planner_->plan(plan_input(nullptr));
   if (plan.chunks == store_->plan().chunks) return;
   plan.validate();
-  store_->commit(plan);
+  commit(plan);
 }
 
 }  // namespace cocktail

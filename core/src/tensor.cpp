@@ -60,4 +60,22 @@ std::shared_ptr<Buffer> allocate_tensors(Backend& backend,
   return buffer;
 }
 
+DeviceRows device_rows(Backend& backend, std::size_t host_floats, std::int64_t rows,
+                       std::int64_t cols, const char* what) {
+  if (rows < 0 || cols < 0 || host_floats != std::size_t(rows * cols)) {
+    throw Error(fmt::format("{}: {} floats for {} rows of {}", what, host_floats, rows, cols));
+  }
+  DeviceRows out;
+  const TensorRequest request{&out.tensor, ElementType::f32, rows, cols};
+  out.memory = allocate_tensors(backend, std::span(&request, 1));
+  return out;
+}
+
+DeviceRows upload_rows(Backend& backend, Stream& stream, std::span<const float> host,
+                       std::int64_t rows, std::int64_t cols, const char* what) {
+  DeviceRows out = device_rows(backend, host.size(), rows, cols, what);
+  upload(stream, host, out.tensor);
+  return out;
+}
+
 }  // namespace cocktail

@@ -17,6 +17,7 @@
 
 #include "cocktail/error.hpp"
 #include "cocktail/plugin_abi.h"
+#include "cocktail/tensor_allocation.hpp"
 #include "cocktail/version.hpp"
 #include "support/error_of.hpp"
 
@@ -204,13 +205,21 @@ TEST(PluginRegistryTest, ObjectsKeepTheirLibraryLoadedAfterTheRegistryIsGone) {
 
 TEST(PluginRegistryTest, BackendObjectsKeepTheBackendAlive) {
   std::shared_ptr<KvStore> store;
+  std::shared_ptr<Stream> stream;
+  std::shared_ptr<Buffer> memory;
+  Tensor kv;
   {
     const PluginRegistry registry;
     const std::shared_ptr<Backend> backend = registry.make_backend("cpu");
     store = backend->make_kv_store({KvShape{1, 1, 32}, KvQuantLayout{}, 0});
+    stream = backend->make_stream();
+    const TensorRequest request{&kv, ElementType::f32, 1, 32};
+    memory = allocate_tensors(*backend, std::span(&request, 1));
   }
-  const std::vector<float> kv(32, 0.5f);
-  store->append(0, kv, kv, 1);
+  const std::vector<float> host(32, 0.5f);
+  upload(*stream, std::span(host), kv);
+  store->append(*stream, 0, kv, kv);
+  stream->synchronize();
   EXPECT_EQ(store->n_tokens(), 1);
 }
 
@@ -348,6 +357,7 @@ class NoWeights final : public Weights {
   NoWeights() : Weights(0, 0) {}
 };
 class NoEvent final : public Event {};
+class NoDecodePlan final : public DecodePlan {};
 
 std::vector<ThrowingCall> calls_into_every_entry_point() {
   const auto backend = [](const PluginRegistry& r) { return r.make_backend("test-throws"); };
@@ -374,6 +384,7 @@ std::vector<ThrowingCall> calls_into_every_entry_point() {
       {"backend", thrown_by("Backend::allocate"), [=](auto& r) { backend(r)->allocate(64); }},
       {"backend", thrown_by("Stream::upload"), [=](auto& r) { stream(r)->upload({}, t); }},
       {"backend", thrown_by("Stream::download"), [=](auto& r) { stream(r)->download(t, {}); }},
+      {"backend", thrown_by("Stream::copy"), [=](auto& r) { stream(r)->copy(t, t); }},
       {"backend", thrown_by("Stream::synchronize"), [=](auto& r) { stream(r)->synchronize(); }},
       {"backend", thrown_by("Stream::record"), [=](auto& r) { stream(r)->record(); }},
       {"backend", thrown_by("Stream::seconds_between"),
@@ -386,8 +397,10 @@ std::vector<ThrowingCall> calls_into_every_entry_point() {
       {"backend", thrown_by("Quantizer::unpack"),
        [=](auto& r) { quantizer(r)->unpack({}, shape, {}); }},
       {"backend", thrown_by("KvStore::options"), [=](auto& r) { store(r)->options(); }},
-      {"backend", thrown_by("KvStore::append"), [=](auto& r) { store(r)->append(0, {}, {}, 0); }},
-      {"backend", thrown_by("KvStore::commit"), [=](auto& r) { store(r)->commit(Plan{}); }},
+      {"backend", thrown_by("KvStore::append"),
+       [=](auto& r) { store(r)->append(*stream(r), 0, t, t); }},
+      {"backend", thrown_by("KvStore::commit"),
+       [=](auto& r) { store(r)->commit(*stream(r), Plan{}); }},
       {"backend", thrown_by("KvStore::n_tokens"), [=](auto& r) { store(r)->n_tokens(); }},
       {"backend", thrown_by("KvStore::n_committed"), [=](auto& r) { store(r)->n_committed(); }},
       {"backend", thrown_by("KvStore::plan"), [=](auto& r) { store(r)->plan(); }},
@@ -395,12 +408,17 @@ std::vector<ThrowingCall> calls_into_every_entry_point() {
       {"backend", thrown_by("KvStore::segments"), [=](auto& r) { store(r)->segments(); }},
       {"backend", thrown_by("KvStore::snapshot"), [=](auto& r) { store(r)->snapshot(0, 0); }},
       {"backend", thrown_by("KvStore::clone"), [=](auto& r) { store(r)->clone({}); }},
+      {"backend", thrown_by("AttentionExecutor::plan_decode"),
+       [=](auto& r) { attention(r)->plan_decode(*store(r), 1); }},
       {"backend", thrown_by("AttentionExecutor::decode"),
-       [=](auto& r) { attention(r)->decode(*store(r), 0, {}, 1, 1.0f, {}); }},
+       [=](auto& r) {
+         NoDecodePlan plan;
+         attention(r)->decode(*stream(r), plan, *store(r), 0, t, 1.0f, t);
+       }},
       {"backend", thrown_by("AttentionExecutor::prefill"),
-       [=](auto& r) { attention(r)->prefill(*store(r), 0, {}, 1, 1, 1.0f, {}); }},
+       [=](auto& r) { attention(r)->prefill(*stream(r), *store(r), 0, t, 1, 1.0f, t); }},
       {"backend", thrown_by("AttentionExecutor::attention_mass"),
-       [=](auto& r) { attention(r)->attention_mass(*store(r), 0, {}, 1, 1, 1.0f, {}); }},
+       [=](auto& r) { attention(r)->attention_mass(*stream(r), *store(r), 0, t, 1, 1.0f, t); }},
       {"backend", thrown_by("Compute::name"), [=](auto& r) { compute(r)->name(); }},
       {"backend", thrown_by("Compute::upload"), [=](auto& r) { compute(r)->upload(file); }},
       {"backend", thrown_by("Compute::matmul"),

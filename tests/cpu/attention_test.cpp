@@ -221,6 +221,37 @@ TEST(CpuAttention, Fp16StoreEqualsExactAttention) {
   }
 }
 
+// One plan runs every layer of a step and gives what a plan per layer gives; once the store
+// grows or commits, the old plan is refused instead of reading a layout that is gone.
+TEST(CpuAttention, OnePlanPerStepAndAStalePlanIsRefused) {
+  std::mt19937 rng(8);
+  KvStoreOptions opt;
+  opt.shape = {3, 2, 64};
+  CpuKvStore store(opt);
+  fill(store, 200, rng);
+  store.commit(make_plan(160, 32, kEveryPrecision, rng));
+  CpuAttention attention(2);
+  const auto q = random_floats(4 * 64, rng);
+  std::vector<float> shared(q.size()), alone(q.size());
+  CpuDecodePlan plan(store, 4, 2);
+  for (int layer = 0; layer < 3; ++layer) {
+    attention.decode(plan, store, layer, q, 0.125f, shared);
+    attention.decode(store, layer, q, 4, 0.125f, alone);
+    EXPECT_EQ(shared, alone) << "layer " << layer;
+  }
+  store.append(0, random_floats(128, rng), random_floats(128, rng), 1);
+  EXPECT_THROW(attention.decode(plan, store, 0, q, 0.125f, shared), Error);
+  CpuDecodePlan next(store, 4, 2);
+  attention.decode(next, store, 0, q, 0.125f, shared);  // layer 0 holds the step's token
+  EXPECT_THROW(attention.decode(next, store, 1, q, 0.125f, shared), Error);  // layer 1 does not
+  store.append(1, random_floats(128, rng), random_floats(128, rng), 1);
+  store.append(2, random_floats(128, rng), random_floats(128, rng), 1);
+  Plan longer = store.plan();
+  longer.chunks.push_back({5, 160, 32, NAN, Precision::int4});
+  store.commit(longer);
+  EXPECT_THROW(attention.decode(next, store, 0, q, 0.125f, shared), Error);
+}
+
 struct PrefillCase {
   int kv_heads, gqa, dim;
   std::int64_t committed;  // tokens planned and committed before the prefill (mixed precision)
@@ -388,7 +419,7 @@ TEST(CpuKvStore, CloneIsIndependentAndMayChangeLayoutBeforeCommit) {
 
   KvQuantLayout per_token = opt.layout;
   per_token.key_axis = QuantAxis::per_token;
-  const std::shared_ptr<KvStore> copy = original.clone(per_token);
+  const auto copy = std::dynamic_pointer_cast<CpuKvStore>(original.clone(per_token));
   KvStoreOptions direct_options = opt;
   direct_options.layout = per_token;
   CpuKvStore direct(direct_options);
@@ -401,7 +432,7 @@ TEST(CpuKvStore, CloneIsIndependentAndMayChangeLayoutBeforeCommit) {
   EXPECT_EQ(copy->snapshot(1, 1).keys, direct.snapshot(1, 1).keys);
   EXPECT_EQ(original.n_committed(), 0);  // the original is untouched
 
-  const std::shared_ptr<KvStore> committed_copy = direct.clone(per_token);
+  const auto committed_copy = std::dynamic_pointer_cast<CpuKvStore>(direct.clone(per_token));
   EXPECT_EQ(committed_copy->plan().storage_order(), direct.plan().storage_order());
   EXPECT_EQ(committed_copy->n_committed(), direct.n_committed());
   EXPECT_EQ(committed_copy->snapshot(0, 1).values, direct.snapshot(0, 1).values);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cocktail/error.hpp"
+#include "memory/cpu_buffer.hpp"
 #include "quant/half_convert.hpp"
 
 namespace cocktail::cpu {
@@ -193,6 +194,19 @@ void CpuKvStore::commit(const Plan& plan) {
   locations_ = std::move(locations);
   n_committed_ = new_committed;
   plan_ = plan;
+  ++commits_;
+}
+
+void CpuKvStore::append(Stream& /*stream*/, int layer, const Tensor& k, const Tensor& v) {
+  const auto width = std::int64_t(options_.shape.token_floats());
+  expect_tensor("KV store: append", "k", k, ElementType::f32, k.rows, width);
+  expect_tensor("KV store: append", "v", v, ElementType::f32, k.rows, width);
+  append(layer, host_span<const float>("append", "k", k), host_span<const float>("append", "v", v),
+         k.rows);
+}
+
+void CpuKvStore::commit(Stream& /*stream*/, const Plan& plan) {
+  commit(plan);
 }
 
 void CpuKvStore::build_head(int layer, int kv_head, const Plan& plan,
@@ -340,8 +354,14 @@ KvHeadSnapshot CpuKvStore::snapshot(int layer, int kv_head) const {
 }
 
 HeadView CpuKvStore::view(int layer, int kv_head) const {
-  const Head& h = head(layer, kv_head);
   HeadView v;
+  view_into(layer, kv_head, v);
+  return v;
+}
+
+void CpuKvStore::view_into(int layer, int kv_head, HeadView& v) const {
+  const Head& h = head(layer, kv_head);
+  v.segments.clear();
   for (Precision p : kAllPrecisions) {
     const SegmentIndex& seg = index_[index_of(p)];
     if (seg.tiles.empty()) continue;
@@ -352,7 +372,6 @@ HeadView CpuKvStore::view(int layer, int kv_head) const {
   v.tail_values = h.tail_values.data();
   v.n_tail = std::int64_t(h.tail_keys.size() / std::size_t(options_.shape.head_dim));
   v.tail_first_position = n_committed_;
-  return v;
 }
 
 }  // namespace cocktail::cpu

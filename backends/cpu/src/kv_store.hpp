@@ -47,9 +47,13 @@ class CpuKvStore final : public KvStore {
   explicit CpuKvStore(const KvStoreOptions& options);
 
   const KvStoreOptions& options() const override { return options_; }
+  // The interface's calls run the host forms below on the CPU buffers' memory, before they
+  // return.
+  void append(Stream& stream, int layer, const Tensor& k, const Tensor& v) override;
+  void commit(Stream& stream, const Plan& plan) override;
   void append(int layer, std::span<const float> k, std::span<const float> v,
-              std::int64_t n_tokens) override;
-  void commit(const Plan& plan) override;
+              std::int64_t n_tokens);
+  void commit(const Plan& plan);
   std::int64_t n_tokens() const override { return layer_tokens_[0]; }
   std::int64_t n_committed() const override { return n_committed_; }
   const Plan& plan() const override { return plan_; }
@@ -61,6 +65,10 @@ class CpuKvStore final : public KvStore {
   // The tail of `layer` holds tokens of positions [n_committed, layer_tokens(layer)).
   std::int64_t layer_tokens(int layer) const { return layer_tokens_[std::size_t(layer)]; }
   HeadView view(int layer, int kv_head) const;
+  // view() into `out`, reusing its memory.
+  void view_into(int layer, int kv_head, HeadView& out) const;
+  // Commits so far: a decode plan made before the last one no longer fits.
+  std::uint64_t commits() const { return commits_; }
   // Throws cocktail::Error when `layer` is not one of the store's layers.
   void check_layer(int layer) const;
   const TileFormats& formats() const { return formats_; }
@@ -105,6 +113,7 @@ class CpuKvStore final : public KvStore {
   std::array<SegmentIndex, kAllPrecisions.size()> index_;
   std::vector<ChunkLocation> locations_;
   std::int64_t n_committed_ = 0;
+  std::uint64_t commits_ = 0;
   Plan plan_;
 };
 

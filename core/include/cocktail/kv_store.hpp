@@ -9,6 +9,8 @@
 #include "cocktail/kv_shape.hpp"
 #include "cocktail/plan.hpp"
 #include "cocktail/quant_spec.hpp"
+#include "cocktail/stream.hpp"
+#include "cocktail/tensor.hpp"
 
 namespace cocktail {
 
@@ -33,21 +35,23 @@ struct KvHeadSnapshot {
   std::vector<float> values;            // [rows][head_dim]
 };
 
-// One sequence's K/V cache. Tokens arrive at full precision into an FP16 tail; commit(plan)
-// reorders the planned tokens into precision segments and quantizes them; later tokens
-// (query, generated) keep growing the tail without touching the segments.
+// One sequence's K/V cache, in its backend's device memory. Tokens arrive at full precision
+// into an FP16 tail; commit(plan) reorders the planned tokens into precision segments and
+// quantizes them; later tokens (query, generated) keep growing the tail without touching the
+// segments. append and commit enqueue on the stream they are given; the inspection calls
+// (snapshot, clone) wait for the store's work to finish.
 class KvStore {
  public:
   virtual ~KvStore() = default;
   virtual const KvStoreOptions& options() const = 0;
 
-  // Appends `n_tokens` tokens of one layer to the tail: k and v are
-  // [n_tokens][n_kv_heads][head_dim]. Every layer must receive the same tokens.
-  virtual void append(int layer, std::span<const float> k, std::span<const float> v,
-                      std::int64_t n_tokens) = 0;
+  // Appends k.rows tokens of one layer to the tail: k and v are f32 device tensors
+  // [n_tokens][n_kv_heads · head_dim] (keys after RoPE). Every layer must receive the same
+  // tokens.
+  virtual void append(Stream& stream, int layer, const Tensor& k, const Tensor& v) = 0;
   // Stores tokens [0, plan.n_tokens()) as the plan says. A later commit may only lower
   // precisions; each token is requantized from its FP16 or INT8 form, never from a lower one.
-  virtual void commit(const Plan& plan) = 0;
+  virtual void commit(Stream& stream, const Plan& plan) = 0;
 
   virtual std::int64_t n_tokens() const = 0;  // every token of layer 0
   // Tokens in quantized segments. A plan's last chunk, when FP16 and shorter than the store's

@@ -28,6 +28,8 @@ class Stream {
   // Enqueues a copy of `src` into `host` (exactly src.bytes() bytes); the bytes are there once
   // synchronize() returns.
   virtual void download(const Tensor& src, std::span<std::byte> host) = 0;
+  // Enqueues a copy between two tensors of this device of the same type and shape.
+  virtual void copy(const Tensor& src, const Tensor& dst) = 0;
   // Waits until every piece of work enqueued so far is done.
   virtual void synchronize() = 0;
 

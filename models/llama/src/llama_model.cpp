@@ -119,7 +119,6 @@ LlamaRunner::LlamaRunner(const LlamaWeights& weights, int max_block)
   if (max_block < 1) throw Error(fmt::format("prefill block of {} tokens; at least 1", max_block));
   const LlamaHyperparameters& h = model_.hparams();
   const std::int64_t kv = h.n_kv_heads * h.head_dim;
-  stream_ = weights.backend().make_stream();
   const TensorRequest tensors[] = {
       {&ids_, ElementType::i32, max_block, 1},     {&positions_, ElementType::i32, max_block, 1},
       {&x_, ElementType::f32, max_block, h.n_embd},    {&norm_, ElementType::f32, max_block, h.n_embd},
@@ -128,18 +127,29 @@ LlamaRunner::LlamaRunner(const LlamaWeights& weights, int max_block)
       {&v_, ElementType::f32, max_block, kv},          {&gate_, ElementType::f32, max_block, h.n_ff},
       {&up_, ElementType::f32, max_block, h.n_ff},     {&logits_, ElementType::f32, 1, h.n_vocab}};
   activations_ = allocate_tensors(weights.backend(), tensors);
-  const auto rows = std::size_t(max_block);
-  host_positions_.resize(rows);
-  host_q_.resize(rows * std::size_t(h.n_embd));
-  host_attn_.resize(host_q_.size());
-  host_k_.resize(rows * std::size_t(kv));
-  host_v_.resize(host_k_.size());
+  host_positions_.resize(std::size_t(max_block));
 }
 
 void LlamaRunner::prefill(Session& session, std::span<const std::int32_t> tokens,
                           std::span<float> logits, const Progress& progress) {
   const auto total = std::int64_t(tokens.size());
   capturing_ = !capture_layers_.empty();
+  if (capturing_) {
+    const std::int64_t first = session.store().n_tokens();
+    if (capture_from_ < first) {
+      throw Error(fmt::format("the queries to capture start at position {}, before this "
+                              "prefill's first position {}",
+                              capture_from_, first));
+    }
+    // Room for the queries of positions capture_from_ on, in every capture layer.
+    const std::int64_t rows = std::max<std::int64_t>(first + total - capture_from_, 0);
+    captured_.assign(capture_layers_.size(), Tensor{});
+    std::vector<TensorRequest> requests;
+    for (Tensor& t : captured_) {
+      requests.push_back({&t, ElementType::f32, rows, model_.hparams().n_embd});
+    }
+    captured_memory_ = allocate_tensors(weights_.backend(), requests);
+  }
   for (std::int64_t first = 0; first < total; first += max_block_) {
     const std::int64_t n = std::min<std::int64_t>(max_block_, total - first);
     const bool last = first + n == total;
@@ -171,7 +181,7 @@ void LlamaRunner::step(Session& session, std::int32_t token, std::span<float> lo
   }
   timing_ = false;
   DecodeTimes step{.steps = 1};
-  add_timed_parts(step);
+  add_timed_parts(session.stream(), step);
   step.other_s = watch.seconds() - step.total_s();
   decode_times_ += step;
 }
@@ -185,9 +195,9 @@ void LlamaRunner::timed(double DecodeTimes::*part, Work&& work) {
 }
 
 // After the step's logits came back, so every event has been reached.
-void LlamaRunner::add_timed_parts(DecodeTimes& step) {
+void LlamaRunner::add_timed_parts(const Stream& stream, DecodeTimes& step) {
   for (const TimedWork& w : timed_work_) {
-    step.*(w.part) += stream_->seconds_between(*w.start, *w.end);
+    step.*(w.part) += stream.seconds_between(*w.start, *w.end);
   }
   timed_work_.clear();
 }
@@ -198,6 +208,8 @@ void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> toke
   const auto n = std::int64_t(tokens.size());
   const std::int64_t first = session.store().n_tokens();
   for (std::int64_t i = 0; i < n; ++i) host_positions_[std::size_t(i)] = std::int32_t(first + i);
+  block_first_ = first;
+  stream_ = &session.stream();
   Stream& stream = *stream_;
   upload(stream, tokens, ids_.row_range(0, n));
   upload(stream, std::span<const std::int32_t>(host_positions_).first(std::size_t(n)),
@@ -225,24 +237,13 @@ void LlamaRunner::attention_block(Session& session, int l, std::int64_t n) {
   timed(&DecodeTimes::matmul_s, [&] { compute_.matmul_shared_input(stream, norm, qkv); });
   compute_.rope(stream, q, positions, h.n_heads, h.head_dim, h.rope_base);
   compute_.rope(stream, k, positions, h.n_kv_heads, h.head_dim, h.rope_base);
-  const auto host_rows = [n](std::vector<float>& host, const Tensor& t) {
-    return std::span<float>(host).first(std::size_t(n * t.cols));
-  };
-  const std::span<float> host_q = host_rows(host_q_, q), host_k = host_rows(host_k_, k),
-                         host_v = host_rows(host_v_, v), host_attn = host_rows(host_attn_, attn);
-  download(stream, q, host_q);
-  download(stream, k, host_k);
-  download(stream, v, host_v);
-  stream.synchronize();
   keep_captured_queries(l, n);
-  session.append(l, host_k, host_v, n);
+  session.append(l, k, v);
   if (n == 1) {
-    timed(&DecodeTimes::attention_s,
-          [&] { session.decode_attention(l, host_q, h.n_heads, host_attn); });
+    timed(&DecodeTimes::attention_s, [&] { session.decode_attention(l, q, h.n_heads, attn); });
   } else {
-    session.prefill_attention(l, host_q, n, h.n_heads, host_attn);
+    session.prefill_attention(l, q, h.n_heads, attn);
   }
-  upload(stream, std::span<const float>(host_attn), attn);
   timed(&DecodeTimes::matmul_s, [&] { compute_.matmul(stream, *layer.output, attn, proj); });
   compute_.add(stream, x, proj);
 }
@@ -257,20 +258,19 @@ void LlamaRunner::capture_queries(std::int64_t first_position, std::vector<int> 
   }
   capture_from_ = first_position;
   capture_layers_ = std::move(layers);
-  captured_.assign(capture_layers_.size(), {});
+  captured_.clear();
 }
 
 void LlamaRunner::keep_captured_queries(int layer, std::int64_t n) {
   if (!capturing_) return;
   const auto slot = std::find(capture_layers_.begin(), capture_layers_.end(), layer);
   if (slot == capture_layers_.end()) return;
-  const std::size_t row = std::size_t(model_.hparams().n_embd);
-  std::vector<float>& kept = captured_[std::size_t(slot - capture_layers_.begin())];
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (host_positions_[std::size_t(i)] < capture_from_) continue;
-    const auto first = host_q_.begin() + std::ptrdiff_t(std::size_t(i) * row);
-    kept.insert(kept.end(), first, first + std::ptrdiff_t(row));
-  }
+  // The block's rows at positions capture_from_ on, to their rows of the capture.
+  const std::int64_t skip = std::clamp<std::int64_t>(capture_from_ - block_first_, 0, n);
+  if (skip == n) return;
+  const Tensor& kept = captured_[std::size_t(slot - capture_layers_.begin())];
+  stream_->copy(q_.row_range(skip, n - skip),
+                kept.row_range(block_first_ + skip - capture_from_, n - skip));
 }
 QueryAttention LlamaRunner::query_attention(const Session& session, std::int64_t n_context,
                                             std::span<const int> layers) const {
@@ -279,24 +279,29 @@ QueryAttention LlamaRunner::query_attention(const Session& session, std::int64_t
   const std::size_t per_layer = std::size_t(h.n_heads) * std::size_t(n_context);
   QueryAttention out{{layers.begin(), layers.end()}, h.n_heads, n_context, {}};
   out.mass.resize(layers.size() * per_layer);
-  std::vector<float> mass(std::size_t(h.n_heads) * std::size_t(n_tokens));
+  Tensor mass;
+  const TensorRequest request{&mass, ElementType::f32, h.n_heads, n_tokens};
+  const std::shared_ptr<Buffer> mass_memory =
+      allocate_tensors(weights_.backend(), std::span(&request, 1));
+  std::vector<float> host(std::size_t(mass.elements()));
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const auto slot = std::find(capture_layers_.begin(), capture_layers_.end(), layers[i]);
-    if (slot == capture_layers_.end()) {
+    if (slot == capture_layers_.end() || captured_.empty()) {
       throw Error(
           fmt::format("query attention: the queries of layer {} were not captured", layers[i]));
     }
-    const std::vector<float>& q = captured_[std::size_t(slot - capture_layers_.begin())];
-    const auto n_query = std::int64_t(q.size() / std::size_t(h.n_embd));
-    if (n_query == 0 || n_context > n_tokens - n_query) {
+    const Tensor& q = captured_[std::size_t(slot - capture_layers_.begin())];
+    if (q.rows == 0 || n_context > n_tokens - q.rows) {
       throw Error(
           fmt::format("query attention: {} captured query tokens and {} context tokens "
                       "do not fit the {} tokens prefilled",
-                      n_query, n_context, n_tokens));
+                      q.rows, n_context, n_tokens));
     }
-    session.attention_mass(layers[i], q, n_query, h.n_heads, mass);
+    session.attention_mass(layers[i], q, h.n_heads, mass);
+    download(session.stream(), mass, std::span(host));
+    session.stream().synchronize();
     for (int head = 0; head < h.n_heads; ++head) {
-      const auto from = mass.begin() + std::ptrdiff_t(std::size_t(head) * std::size_t(n_tokens));
+      const auto from = host.begin() + std::ptrdiff_t(std::size_t(head) * std::size_t(n_tokens));
       std::copy(from, from + n_context,
                 out.mass.begin() + std::ptrdiff_t(i * per_layer + std::size_t(head) * n_context));
     }

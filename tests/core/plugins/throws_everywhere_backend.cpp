@@ -29,10 +29,12 @@ class ThrowingQuantizer : public cocktail::Quantizer {
 class ThrowingKvStore : public cocktail::KvStore {
  public:
   const cocktail::KvStoreOptions& options() const override { throw_from("KvStore::options"); }
-  void append(int, std::span<const float>, std::span<const float>, std::int64_t) override {
+  void append(cocktail::Stream&, int, const cocktail::Tensor&, const cocktail::Tensor&) override {
     throw_from("KvStore::append");
   }
-  void commit(const cocktail::Plan&) override { throw_from("KvStore::commit"); }
+  void commit(cocktail::Stream&, const cocktail::Plan&) override {
+    throw_from("KvStore::commit");
+  }
   std::int64_t n_tokens() const override { throw_from("KvStore::n_tokens"); }
   std::int64_t n_committed() const override { throw_from("KvStore::n_committed"); }
   const cocktail::Plan& plan() const override { throw_from("KvStore::plan"); }
@@ -46,16 +48,21 @@ class ThrowingKvStore : public cocktail::KvStore {
 
 class ThrowingAttention : public cocktail::AttentionExecutor {
  public:
-  void decode(const cocktail::KvStore&, int, std::span<const float>, int, float,
-              std::span<float>) override {
+  using Stream = cocktail::Stream;
+  using Tensor = cocktail::Tensor;
+  std::unique_ptr<cocktail::DecodePlan> plan_decode(const cocktail::KvStore&, int) override {
+    throw_from("AttentionExecutor::plan_decode");
+  }
+  void decode(Stream&, cocktail::DecodePlan&, const cocktail::KvStore&, int, const Tensor&, float,
+              const Tensor&) override {
     throw_from("AttentionExecutor::decode");
   }
-  void prefill(const cocktail::KvStore&, int, std::span<const float>, std::int64_t, int, float,
-               std::span<float>) override {
+  void prefill(Stream&, const cocktail::KvStore&, int, const Tensor&, int, float,
+               const Tensor&) override {
     throw_from("AttentionExecutor::prefill");
   }
-  void attention_mass(const cocktail::KvStore&, int, std::span<const float>, std::int64_t, int,
-                      float, std::span<float>) override {
+  void attention_mass(Stream&, const cocktail::KvStore&, int, const Tensor&, int, float,
+                      const Tensor&) override {
     throw_from("AttentionExecutor::attention_mass");
   }
 };
@@ -67,6 +74,9 @@ class ThrowingStream : public cocktail::Stream {
   }
   void download(const cocktail::Tensor&, std::span<std::byte>) override {
     throw_from("Stream::download");
+  }
+  void copy(const cocktail::Tensor&, const cocktail::Tensor&) override {
+    throw_from("Stream::copy");
   }
   void synchronize() override { throw_from("Stream::synchronize"); }
   std::shared_ptr<cocktail::Event> record() override { throw_from("Stream::record"); }

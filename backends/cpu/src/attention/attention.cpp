@@ -12,6 +12,7 @@
 #include "attention/tile_kernels.hpp"
 #include "cocktail/error.hpp"
 #include "kv_store.hpp"
+#include "memory/cpu_buffer.hpp"
 #include "quant/half_convert.hpp"
 
 namespace cocktail::cpu {
@@ -40,15 +41,6 @@ void check_query(const CpuKvStore& store, int layer, std::size_t q_size, std::si
                 std::to_string(q_size) + " and " + std::to_string(out_size));
   }
 }
-
-// Partial softmax states of the query heads of one KV head.
-struct Partial {
-  std::vector<float> m, l, o;
-  Partial(int heads, int dim)
-      : m(std::size_t(heads), -std::numeric_limits<float>::infinity()),
-        l(std::size_t(heads), 0.0f),
-        o(std::size_t(heads) * std::size_t(dim), 0.0f) {}
-};
 
 // Merges partial states by log-sum-exp (paper Algorithm 1) and normalises into `out`.
 void merge_into(const std::vector<Partial>& parts, int heads, int dim, float* out) {
@@ -107,55 +99,98 @@ void add_attention_weights(const float* q, const std::vector<float>& keys_t, std
 
 }  // namespace
 
-void CpuAttention::decode(const KvStore& store_base, int layer, std::span<const float> q,
-                          int n_q_heads, float softmax_scale, std::span<float> out) {
-  const CpuKvStore& store = cpu_store(store_base);
-  check_query(store, layer, q.size(), out.size(), 1, n_q_heads);
+Partial::Partial(int heads, int dim)
+    : m(std::size_t(heads), -std::numeric_limits<float>::infinity()),
+      l(std::size_t(heads), 0.0f),
+      o(std::size_t(heads) * std::size_t(dim), 0.0f) {}
+
+void Partial::reset() {
+  std::fill(m.begin(), m.end(), -std::numeric_limits<float>::infinity());
+  std::fill(l.begin(), l.end(), 0.0f);
+  std::fill(o.begin(), o.end(), 0.0f);
+}
+
+CpuDecodePlan::CpuDecodePlan(const CpuKvStore& store, int query_heads, int n_threads)
+    : n_q_heads(query_heads),
+      threads(n_threads),
+      store_(&store),
+      layer_tokens_(store.n_tokens()),
+      commits_(store.commits()) {
   const KvShape& shape = store.options().shape;
+  check_query(store, 0, std::size_t(n_q_heads * shape.head_dim),
+              std::size_t(n_q_heads * shape.head_dim), 1, n_q_heads);
+  if (layer_tokens_ == 0) throw Error("attention: the KV store is empty");
   const int dim = shape.head_dim;
   const int group = n_q_heads / shape.n_kv_heads;
   const int tile_tokens = store.options().layout.group_size;
-  const std::int64_t tail = store.layer_tokens(layer) - store.n_committed();
-  if (tail + store.n_committed() == 0) throw Error("attention: the KV store is empty");
-
-  std::vector<float> scaled(q.begin(), q.end());
-  for (float& x : scaled) x *= softmax_scale;
-
+  const std::int64_t tail = layer_tokens_ - store.n_committed();
+  scaled_q.resize(std::size_t(n_q_heads) * std::size_t(dim));
+  views.resize(std::size_t(shape.n_kv_heads));
+  for (int h = 0; h < shape.n_kv_heads; ++h) store.view_into(0, h, views[std::size_t(h)]);
   // Split each KV head's tiles into enough ranges to keep every thread busy, but never into
   // ranges so short that merging costs more than it saves.
-  const int threads = thread_count(threads_);
-  std::vector<HeadView> views;
-  for (int h = 0; h < shape.n_kv_heads; ++h) views.push_back(store.view(layer, h));
   const std::int64_t tiles = count_tiles(views[0], tail, tile_tokens);
   const std::int64_t wanted = (2 * std::int64_t(threads) + shape.n_kv_heads - 1) / shape.n_kv_heads;
   const std::int64_t ranges = std::clamp<std::int64_t>(std::min(wanted, tiles / 8), 1, tiles);
-
-  std::vector<std::vector<Partial>> partials(std::size_t(shape.n_kv_heads));
-  std::vector<RangeTask> tasks;
+  partials.resize(std::size_t(shape.n_kv_heads));
   for (int h = 0; h < shape.n_kv_heads; ++h) {
     partials[std::size_t(h)].assign(std::size_t(ranges), Partial(group, dim));
     for (std::int64_t r = 0; r < ranges; ++r) {
       Partial& p = partials[std::size_t(h)][std::size_t(r)];
-      tasks.push_back({&views[std::size_t(h)], scaled.data() + std::size_t(h * group * dim), group,
-                       dim, tile_tokens, tiles * r / ranges, tiles * (r + 1) / ranges, tail,
+      tasks.push_back({&views[std::size_t(h)], scaled_q.data() + std::size_t(h * group * dim),
+                       group, dim, tile_tokens, tiles * r / ranges, tiles * (r + 1) / ranges, tail,
                        p.m.data(), p.l.data(), p.o.data()});
     }
   }
-  // Equal ranges, dealt in order: each thread reads the same tiles at every step, which stay in
-  // its L2 when the cache fits (SmolLM2 at 4K, 2 threads: 47 µs a layer against 64 µs dealt
-  // dynamically).
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::size_t i = 0; i < tasks.size(); ++i) attend_range(tasks[i]);
+}
 
-  for (int h = 0; h < shape.n_kv_heads; ++h) {
-    merge_into(partials[std::size_t(h)], group, dim, out.data() + std::size_t(h * group * dim));
+void CpuDecodePlan::check_fits(const CpuKvStore& store, int layer) const {
+  store.check_layer(layer);
+  if (&store != store_ || store.commits() != commits_ ||
+      store.layer_tokens(layer) != layer_tokens_) {
+    throw Error("attention: the decode plan was made for " + std::to_string(layer_tokens_) +
+                " tokens of " + (&store == store_ ? "this store" : "another store") +
+                "; layer " + std::to_string(layer) + " now holds " +
+                std::to_string(store.layer_tokens(layer)) +
+                (store.commits() != commits_ ? " after a commit" : "") + ": plan the step again");
   }
 }
 
-void CpuAttention::prefill(const KvStore& store_base, int layer, std::span<const float> q,
+void CpuAttention::decode(CpuDecodePlan& plan, const CpuKvStore& store, int layer,
+                          std::span<const float> q, float softmax_scale,
+                          std::span<float> out) const {
+  plan.check_fits(store, layer);
+  check_query(store, layer, q.size(), out.size(), 1, plan.n_q_heads);
+  const KvShape& shape = store.options().shape;
+  const int dim = shape.head_dim;
+  const int group = plan.n_q_heads / shape.n_kv_heads;
+  // The plan's buffers are refilled, never resized: a layer's run allocates nothing.
+  std::transform(q.begin(), q.end(), plan.scaled_q.begin(),
+                 [softmax_scale](float x) { return x * softmax_scale; });
+  for (int h = 0; h < shape.n_kv_heads; ++h) {
+    store.view_into(layer, h, plan.views[std::size_t(h)]);
+    for (Partial& p : plan.partials[std::size_t(h)]) p.reset();
+  }
+  // Equal ranges, dealt in order: each thread reads the same tiles at every step, which stay in
+  // its L2 when the cache fits.
+  const std::vector<RangeTask>& tasks = plan.tasks;
+#pragma omp parallel for schedule(static) num_threads(plan.threads)
+  for (std::size_t i = 0; i < tasks.size(); ++i) attend_range(tasks[i]);
+
+  for (int h = 0; h < shape.n_kv_heads; ++h) {
+    merge_into(plan.partials[std::size_t(h)], group, dim, out.data() + std::size_t(h * group * dim));
+  }
+}
+
+void CpuAttention::decode(const CpuKvStore& store, int layer, std::span<const float> q,
+                          int n_q_heads, float softmax_scale, std::span<float> out) const {
+  CpuDecodePlan plan(store, n_q_heads, thread_count(threads_));
+  decode(plan, store, layer, q, softmax_scale, out);
+}
+
+void CpuAttention::prefill(const CpuKvStore& store, int layer, std::span<const float> q,
                            std::int64_t n_new, int n_q_heads, float softmax_scale,
-                           std::span<float> out) {
-  const CpuKvStore& store = cpu_store(store_base);
+                           std::span<float> out) const {
   check_query(store, layer, q.size(), out.size(), n_new, n_q_heads);
   const KvShape& shape = store.options().shape;
   const int dim = shape.head_dim;
@@ -226,10 +261,9 @@ void CpuAttention::prefill(const KvStore& store_base, int layer, std::span<const
   }
 }
 
-void CpuAttention::attention_mass(const KvStore& store_base, int layer, std::span<const float> q,
-                                  std::int64_t n_query, int n_q_heads, float softmax_scale,
-                                  std::span<float> mass) {
-  const CpuKvStore& store = cpu_store(store_base);
+void CpuAttention::attention_mass(const CpuKvStore& store, int layer,
+                                  std::span<const float> q, std::int64_t n_query, int n_q_heads,
+                                  float softmax_scale, std::span<float> mass) const {
   check_query(store, layer, q.size(), q.size(), n_query, n_q_heads);
   if (store.n_committed() > 0) {
     throw Error(
@@ -268,6 +302,31 @@ void CpuAttention::attention_mass(const KvStore& store_base, int layer, std::spa
                             mass.data() + std::size_t(h) * std::size_t(n));
     }
   }
+}
+
+std::unique_ptr<DecodePlan> CpuAttention::plan_decode(const KvStore& store, int n_q_heads) {
+  return std::make_unique<CpuDecodePlan>(cpu_store(store), n_q_heads, thread_count(threads_));
+}
+
+void CpuAttention::decode(Stream& /*stream*/, DecodePlan& plan, const KvStore& store, int layer,
+                          const Tensor& q, float softmax_scale, const Tensor& out) {
+  auto* mine = dynamic_cast<CpuDecodePlan*>(&plan);
+  if (mine == nullptr) throw Error("attention: a decode plan made by another backend");
+  decode(*mine, cpu_store(store), layer, host_span<const float>("decode", "q", q), softmax_scale,
+         host_span<float>("decode", "out", out));
+}
+
+void CpuAttention::prefill(Stream& /*stream*/, const KvStore& store, int layer, const Tensor& q,
+                           int n_q_heads, float softmax_scale, const Tensor& out) {
+  prefill(cpu_store(store), layer, host_span<const float>("prefill", "q", q), q.rows, n_q_heads,
+          softmax_scale, host_span<float>("prefill", "out", out));
+}
+
+void CpuAttention::attention_mass(Stream& /*stream*/, const KvStore& store, int layer,
+                                  const Tensor& q, int n_q_heads, float softmax_scale,
+                                  const Tensor& mass) {
+  attention_mass(cpu_store(store), layer, host_span<const float>("attention_mass", "q", q), q.rows,
+                 n_q_heads, softmax_scale, host_span<float>("attention_mass", "mass", mass));
 }
 
 }  // namespace cocktail::cpu

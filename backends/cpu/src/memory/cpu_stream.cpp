@@ -42,6 +42,16 @@ void CpuStream::download(const Tensor& src, std::span<std::byte> host) {
   if (!host.empty()) std::memcpy(host.data(), device.data(), host.size());
 }
 
+void CpuStream::copy(const Tensor& src, const Tensor& dst) {
+  if (src.type != dst.type || src.rows != dst.rows || src.cols != dst.cols) {
+    throw Error("copy: src is " + describe(src) + " and dst " + describe(dst) +
+                "; they must match");
+  }
+  const std::span<std::byte> from = host_bytes("copy", "src", src);
+  const std::span<std::byte> to = host_bytes("copy", "dst", dst);
+  if (!from.empty()) std::memmove(to.data(), from.data(), from.size());
+}
+
 std::shared_ptr<Event> CpuStream::record() {
   return std::make_shared<CpuEvent>();
 }

@@ -13,6 +13,7 @@ class CpuStream final : public Stream {
  public:
   void upload(std::span<const std::byte> host, const Tensor& dst) override;
   void download(const Tensor& src, std::span<std::byte> host) override;
+  void copy(const Tensor& src, const Tensor& dst) override;
   void synchronize() override {}
   std::shared_ptr<Event> record() override;
   double seconds_between(const Event& start, const Event& end) const override;

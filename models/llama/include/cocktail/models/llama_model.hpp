@@ -108,9 +108,10 @@ struct DecodeTimes {
 };
 
 // Runs a LlamaModel on one sequence: tokens go through every layer on the backend's Compute,
-// their keys and values into the Session's KvStore. Holds the activations on the device in
-// blocks of up to `max_block` tokens, so memory stays bounded whatever the prompt length, and
-// a stream of its own.
+// their keys and values into the Session's KvStore, all of it enqueued on the session's stream.
+// Holds the activations on the device in blocks of up to `max_block` tokens, so memory stays
+// bounded whatever the prompt length. A block's token ids and positions go up; only the logits
+// come back.
 class LlamaRunner {
  public:
   using Progress = std::function<void(std::int64_t done, std::int64_t total)>;
@@ -145,7 +146,7 @@ class LlamaRunner {
   // time goes to that part of the step's times once the step's work is done.
   template <class Work>
   void timed(double DecodeTimes::*part, Work&& work);
-  void add_timed_parts(DecodeTimes& step);
+  void add_timed_parts(const Stream& stream, DecodeTimes& step);
 
   // A timed piece of a decode step: its part and the events around it.
   struct TimedWork {
@@ -157,18 +158,19 @@ class LlamaRunner {
   const LlamaModel& model_;
   Compute& compute_;
   int max_block_;
-  std::shared_ptr<Stream> stream_;
   std::shared_ptr<Buffer> activations_;
   Tensor ids_, positions_;                                        // i32 [max_block][1]
   Tensor x_, norm_, q_, k_, v_, attn_, gate_, up_, proj_, logits_;  // f32 [rows][width]
-  // The session takes host spans: the block's positions, and its q, k, v and attention output
-  // on their way between the device and the session.
-  std::vector<std::int32_t> host_positions_;
-  std::vector<float> host_q_, host_k_, host_v_, host_attn_;
+  std::vector<std::int32_t> host_positions_;  // the block's, on their way up
+  Stream* stream_ = nullptr;                  // the session's, during a block
+  std::int64_t block_first_ = 0;              // the block's first position
   std::int64_t capture_from_ = 0;
   bool capturing_ = false;  // only prefill captures: decode steps are not the query
   std::vector<int> capture_layers_;
-  std::vector<std::vector<float>> captured_;  // per capture layer: [tokens][n_heads][head_dim]
+  // Per capture layer: the queries of positions capture_from_ on, [tokens][n_heads · head_dim],
+  // on the device, in one buffer allocated by the prefill that captures them.
+  std::shared_ptr<Buffer> captured_memory_;
+  std::vector<Tensor> captured_;
   DecodeTimes decode_times_;
   // Inside step(): whether to time its parts, and the pieces timed so far.
   bool timing_ = false;
