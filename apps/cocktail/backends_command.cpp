@@ -26,13 +26,20 @@ nlohmann::json describe(const PluginRegistry& registry, const Config& config,
                           {"devices", nlohmann::json::array()}};
   try {
     Options options = config.plugin_options("backend", info.name);
-    const auto backend = registry.make_backend(info.name, &options);
-    const Availability a = backend->availability();
+    const auto provider = registry.make_backend_provider(info.name, &options);
+    const Availability a = provider->availability();
     entry["available"] = a.score > 0;
     entry["score"] = a.score;
     entry["reason"] = a.reason;
-    for (const DeviceInfo& d : backend->devices()) {
-      entry["devices"].push_back({{"name", d.name}, {"memory_bytes", d.memory_bytes}});
+    const std::vector<DeviceInfo> devices = provider->devices();
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      const DeviceInfo& d = devices[i];
+      entry["devices"].push_back({{"index", i},
+                                  {"name", d.name},
+                                  {"memory_bytes", d.memory_bytes},
+                                  {"available", d.availability.score > 0},
+                                  {"score", d.availability.score},
+                                  {"reason", d.availability.reason}});
     }
   } catch (const Error& e) {
     entry["reason"] = e.what();
@@ -57,8 +64,11 @@ void run(const BackendsArgs& args) {
               << (b["available"].get<bool>() ? "available" : "unavailable") << "  score "
               << b["score"].get<int>() << "  " << b["reason"].get<std::string>() << "\n";
     for (const auto& d : b["devices"]) {
-      std::cout << "    device: " << d["name"].get<std::string>() << ", "
-                << human_bytes(d["memory_bytes"].get<std::size_t>()) << "\n";
+      std::cout << "    device " << d["index"].get<std::size_t>() << ": "
+                << d["name"].get<std::string>() << ", "
+                << human_bytes(d["memory_bytes"].get<std::size_t>()) << ", "
+                << (d["available"].get<bool>() ? "can run" : "cannot run") << ": "
+                << d["reason"].get<std::string>() << "\n";
     }
   }
   for (const PluginRejection& r : registry.rejections())

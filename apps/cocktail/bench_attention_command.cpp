@@ -175,7 +175,8 @@ void run(const BenchArgs& args) {
       double(f["bytes"].get<std::size_t>()) / double(m["bytes"].get<std::size_t>());
   const nlohmann::json result = {
       {"backend", std::string(backend.name())},
-      {"backend_detail", backend.availability().reason},
+      {"backend_detail", backend.device().availability.reason},
+      {"device", backend.device().name},
       {"context_tokens", args.context_tokens},
       {"kv_heads", args.kv_heads},
       {"head_dim", args.head_dim},
@@ -194,7 +195,8 @@ void run(const BenchArgs& args) {
   }
   std::cout << "decode attention, " << args.context_tokens << " tokens, " << args.kv_heads
             << " KV heads x " << args.head_dim << ", GQA " << args.gqa << ", backend "
-            << backend.name() << " (" << backend.availability().reason << ")\n";
+            << backend.name() << " on " << backend.device().name << " ("
+            << backend.device().availability.reason << ")\n";
   for (const auto& [name, r] : {std::pair{"mixed", m}, std::pair{"fp16", f}}) {
     std::cout << "  " << name << ": " << r["time_s"].get<double>() * 1e3 << " ms, "
               << human_bytes(r["bytes"].get<std::size_t>()) << ", "

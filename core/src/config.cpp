@@ -208,6 +208,7 @@ std::string get_name(Options& options, const std::string& key, const std::string
 EngineSettings read_engine(Options options, const fs::path& base) {
   EngineSettings engine;
   engine.backend = get_name(options, "backend", engine.backend);
+  engine.device = options.get_index_or_name("device", engine.device);
   engine.planner = get_name(options, "planner", engine.planner);
   engine.scorer = get_name(options, "scorer", engine.scorer);
   engine.log_level = options.get_choice("log_level", engine.log_level, kLogLevels);

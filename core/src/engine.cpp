@@ -33,7 +33,7 @@ void validate_plugin_tables(const PluginRegistry& registry, const Config& config
       }
       switch (plugin_kind) {
         case PluginKind::backend:
-          registry.make_backend(name, &options);
+          registry.make_backend_provider(name, &options);
           break;
         case PluginKind::planner:
           registry.make_planner(name, &options);
@@ -46,24 +46,25 @@ void validate_plugin_tables(const PluginRegistry& registry, const Config& config
   }
 }
 
-std::shared_ptr<Backend> make_configured_backend(const PluginRegistry& registry,
-                                                 const Config& config, const std::string& name) {
+std::shared_ptr<BackendProvider> make_configured_provider(const PluginRegistry& registry,
+                                                          const Config& config,
+                                                          const std::string& name) {
   Options options = config.plugin_options("backend", name);
-  return registry.make_backend(name, &options);
+  return registry.make_backend_provider(name, &options);
 }
 
-}  // namespace
-
-std::shared_ptr<Backend> choose_backend(const PluginRegistry& registry, const Config& config) {
-  std::shared_ptr<Backend> best;
+// The provider `auto` picks: the available one with the highest score.
+std::shared_ptr<BackendProvider> best_provider(const PluginRegistry& registry,
+                                               const Config& config) {
+  std::shared_ptr<BackendProvider> best;
   int best_score = 0;
   std::string why_not;
   for (const PluginInfo& info : registry.plugins_of(PluginKind::backend)) {
     try {
-      auto backend = make_configured_backend(registry, config, info.name);
-      const Availability a = backend->availability();
+      auto provider = make_configured_provider(registry, config, info.name);
+      const Availability a = provider->availability();
       if (a.score > best_score) {
-        best = std::move(backend);
+        best = std::move(provider);
         best_score = a.score;
       } else if (a.score <= 0) {
         why_not += "\n  " + info.name + ": " + a.reason;
@@ -77,19 +78,32 @@ std::shared_ptr<Backend> choose_backend(const PluginRegistry& registry, const Co
   return best;
 }
 
+}  // namespace
+
+std::shared_ptr<Backend> choose_backend(const PluginRegistry& registry, const Config& config) {
+  const std::string& name = config.engine.backend;
+  std::shared_ptr<BackendProvider> provider;
+  if (name == "auto") {
+    provider = best_provider(registry, config);
+  } else {
+    provider = make_configured_provider(registry, config, name);
+    if (const Availability a = provider->availability(); a.score <= 0) {
+      throw PluginError("backend '" + name + "' cannot run here: " + a.reason);
+    }
+  }
+  const std::vector<DeviceInfo> devices = provider->devices();
+  const int device = pick_device(devices, config.engine.device, provider->name());
+  log().debug("backend '{}' on device {}: {}", provider->name(), device,
+              devices[std::size_t(device)].name);
+  return provider->make_backend(device);
+}
+
 Engine::Engine(const Config& config)
     : settings_(config.engine), registry_(config.engine.plugin_paths) {
   set_log_level(settings_.log_level);
   validate_plugin_tables(registry_, config);
 
-  if (settings_.backend == "auto") {
-    backend_ = choose_backend(registry_, config);
-  } else {
-    backend_ = make_configured_backend(registry_, config, settings_.backend);
-    if (const Availability a = backend_->availability(); a.score <= 0) {
-      throw PluginError("backend '" + settings_.backend + "' cannot run here: " + a.reason);
-    }
-  }
+  backend_ = choose_backend(registry_, config);
   Options planner_options = config.plugin_options("planner", settings_.planner);
   planner_ = registry_.make_planner(settings_.planner, &planner_options);
   Options scorer_options = config.plugin_options("scorer", settings_.scorer);

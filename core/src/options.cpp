@@ -143,6 +143,18 @@ std::string Options::get_string(const std::string& key, const std::string& fallb
   fail(key, fmt::format("= {} has the wrong type; allowed: a string", format_value(entry->value)));
 }
 
+std::string Options::get_index_or_name(const std::string& key, const std::string& fallback) {
+  const Entry* entry = find(key);
+  if (!entry) return fallback;
+  const auto* index = std::get_if<std::int64_t>(&entry->value);
+  const auto* name = std::get_if<std::string>(&entry->value);
+  if ((index && *index >= 0) || (name && !name->empty())) {
+    return index ? std::to_string(*index) : *name;
+  }
+  fail(key, fmt::format("= {} is not allowed; allowed: an index from 0 or a name",
+                        format_value(entry->value)));
+}
+
 std::string Options::get_choice(const std::string& key, const std::string& fallback,
                                 const std::vector<std::string>& allowed) {
   const Entry* entry = find(key);

@@ -245,6 +245,8 @@ class GuardedCompute final : public Compute, Guard<Compute> {
   }
 };
 
+// A backend the provider made: the provider (and so the library) is its owner, and every object
+// it makes keeps both the backend and the provider alive.
 class GuardedBackend final : public Backend, Guard<Backend> {
  public:
   using Guard::Guard;
@@ -252,11 +254,8 @@ class GuardedBackend final : public Backend, Guard<Backend> {
   std::string_view name() const override {
     return call([&] { return inner_->name(); });
   }
-  Availability availability() const override {
-    return call([&] { return inner_->availability(); });
-  }
-  std::vector<DeviceInfo> devices() const override {
-    return call([&] { return inner_->devices(); });
+  DeviceInfo device() const override {
+    return call([&] { return inner_->device(); });
   }
   std::shared_ptr<Quantizer> make_quantizer(const QuantSpec& spec) override {
     return made<GuardedQuantizer>([&] { return inner_->make_quantizer(spec); });
@@ -273,7 +272,7 @@ class GuardedBackend final : public Backend, Guard<Backend> {
   std::shared_ptr<Buffer> allocate(std::size_t bytes) override {
     std::shared_ptr<Buffer> buffer = call([&] { return inner_->allocate(bytes); });
     if (!buffer) throw Error(label_.text + ": allocated no buffer");
-    return keeping_owner(std::move(buffer), inner_);
+    return keeping_owner(std::move(buffer), keeping_owner(inner_, owner_));
   }
   std::shared_ptr<Stream> make_stream() override {
     return made<GuardedStream>([&] { return inner_->make_stream(); });
@@ -283,12 +282,31 @@ class GuardedBackend final : public Backend, Guard<Backend> {
   }
 
  private:
-  // An object the plugin made, guarded and keeping the plugin's backend (and library) alive.
   template <class Guarded, class Make>
   std::shared_ptr<Guarded> made(Make&& make) {
     auto object = call(std::forward<Make>(make));
     if (!object) throw Error(label_.text + ": made no object");
-    return std::make_shared<Guarded>(std::move(object), label_, inner_);
+    return std::make_shared<Guarded>(std::move(object), label_, keeping_owner(inner_, owner_));
+  }
+};
+
+class GuardedBackendProvider final : public BackendProvider, Guard<BackendProvider> {
+ public:
+  using Guard::Guard;
+
+  std::string_view name() const override {
+    return call([&] { return inner_->name(); });
+  }
+  Availability availability() const override {
+    return call([&] { return inner_->availability(); });
+  }
+  std::vector<DeviceInfo> devices() const override {
+    return call([&] { return inner_->devices(); });
+  }
+  std::shared_ptr<Backend> make_backend(int device) override {
+    std::shared_ptr<Backend> backend = call([&] { return inner_->make_backend(device); });
+    if (!backend) throw Error(label_.text + ": made no backend");
+    return std::make_shared<GuardedBackend>(std::move(backend), label_, inner_);
   }
 };
 
@@ -336,8 +354,9 @@ class GuardedScorer final : public ChunkScorer, Guard<ChunkScorer> {
 
 }  // namespace
 
-std::shared_ptr<Backend> guard_backend(std::shared_ptr<Backend> backend, PluginLabel label) {
-  return std::make_shared<GuardedBackend>(std::move(backend), std::move(label));
+std::shared_ptr<BackendProvider> guard_backend_provider(std::shared_ptr<BackendProvider> provider,
+                                                        PluginLabel label) {
+  return std::make_shared<GuardedBackendProvider>(std::move(provider), std::move(label));
 }
 
 std::shared_ptr<ChunkPlanner> guard_planner(std::shared_ptr<ChunkPlanner> planner,

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "cocktail/backend.hpp"
+#include "cocktail/backend_provider.hpp"
 #include "cocktail/chunk_planner.hpp"
 #include "cocktail/chunk_scorer.hpp"
 
@@ -21,7 +21,8 @@ struct PluginLabel {
   std::string text;
 };
 
-std::shared_ptr<Backend> guard_backend(std::shared_ptr<Backend> backend, PluginLabel label);
+std::shared_ptr<BackendProvider> guard_backend_provider(std::shared_ptr<BackendProvider> provider,
+                                                        PluginLabel label);
 std::shared_ptr<ChunkPlanner> guard_planner(std::shared_ptr<ChunkPlanner> planner,
                                             PluginLabel label);
 std::shared_ptr<ChunkScorer> guard_scorer(std::shared_ptr<ChunkScorer> scorer, PluginLabel label);

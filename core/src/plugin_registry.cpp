@@ -207,10 +207,11 @@ PluginLabel PluginRegistry::label(PluginKind kind, const std::string& name) cons
           find(kind, name).info.file.filename().string() + ")"};
 }
 
-std::shared_ptr<Backend> PluginRegistry::make_backend(const std::string& name,
-                                                      Options* options) const {
-  auto backend = std::static_pointer_cast<Backend>(create(PluginKind::backend, name, options));
-  return guard_backend(std::move(backend), label(PluginKind::backend, name));
+std::shared_ptr<BackendProvider> PluginRegistry::make_backend_provider(const std::string& name,
+                                                                      Options* options) const {
+  auto provider =
+      std::static_pointer_cast<BackendProvider>(create(PluginKind::backend, name, options));
+  return guard_backend_provider(std::move(provider), label(PluginKind::backend, name));
 }
 
 std::shared_ptr<ChunkPlanner> PluginRegistry::make_planner(const std::string& name,

@@ -234,6 +234,15 @@ std::vector<BadInput> config_rows() {
        {"--set planner.cocktail.alpha = 1.5", "out of range"}},
       {"set_unknown_planner", plan({"--set", "engine.planner=nosuch"}), {"planner", "nosuch"}},
       {"set_unknown_backend", plan({"--set", "engine.backend=nosuch"}), {"backend", "nosuch"}},
+      // A device that is not there: the error lists the backend's devices.
+      {"set_missing_device",
+       plan({"--set", "engine.backend=cpu", "--set", "engine.device=3"}),
+       {"backend 'cpu' has no device '3'; its devices:", "\n  0: "}},
+      {"set_unknown_device_name",
+       plan({"--set", "engine.backend=cpu", "--set", "engine.device=nosuch"}),
+       {"backend 'cpu' has no device 'nosuch'"}},
+      {"set_negative_device", plan({"--set", "engine.device=-1"}),
+       {"engine.device", "= -1 is not allowed; allowed: an index from 0 or a name"}},
       {"set_empty_scorer", plan({"--set", "engine.scorer=''"}), {"engine.scorer"}},
       {"plan_shape_with_attention_scorer",
        plan({"--set", "engine.scorer=attention", "--layers", "4"}),
@@ -392,7 +401,7 @@ std::vector<BadInput> plugin_rows() {
       {"plugin_backend_throws",
        with_plugin(COCKTAIL_TEST_PLUGIN_THROWS_BACKEND, "test-throws", "backend"),
        {"backend 'test-throws' (cocktail-test-throws-backend.so): thrown by "
-        "Backend::availability"}},
+        "BackendProvider::availability"}},
   };
 }
 

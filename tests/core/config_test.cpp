@@ -95,8 +95,8 @@ TEST(ConfigTest, PluginValueOutOfRangeNamesFileLineAndKey) {
 TEST(ConfigTest, UnknownEngineKey) {
   EXPECT_TRUE(throws_config_error([] { parse("[engine]\nbackend = \"cpu\"\nbackned = 1\n"); },
                                   {"configs/x.toml:3: unknown key engine.backned in [engine]",
-                                   "known keys: backend, log_level, planner, plugin_paths, "
-                                   "scorer"}));
+                                   "known keys: backend, device, log_level, planner, "
+                                   "plugin_paths, scorer"}));
 }
 
 TEST(ConfigTest, UnknownQuantKey) {

@@ -210,7 +210,7 @@ TEST(PluginRegistryTest, BackendObjectsKeepTheBackendAlive) {
   Tensor kv;
   {
     const PluginRegistry registry;
-    const std::shared_ptr<Backend> backend = registry.make_backend("cpu");
+    const std::shared_ptr<Backend> backend = registry.make_backend_provider("cpu")->make_backend(0);
     store = backend->make_kv_store({KvShape{1, 1, 32}, KvQuantLayout{}, 0});
     stream = backend->make_stream();
     const TensorRequest request{&kv, ElementType::f32, 1, 32};
@@ -360,7 +360,10 @@ class NoEvent final : public Event {};
 class NoDecodePlan final : public DecodePlan {};
 
 std::vector<ThrowingCall> calls_into_every_entry_point() {
-  const auto backend = [](const PluginRegistry& r) { return r.make_backend("test-throws"); };
+  const auto provider = [](const PluginRegistry& r) {
+    return r.make_backend_provider("test-throws");
+  };
+  const auto backend = [=](const PluginRegistry& r) { return provider(r)->make_backend(0); };
   const auto quantizer = [=](const PluginRegistry& r) {
     return backend(r)->make_quantizer(QuantSpec{});
   };
@@ -376,10 +379,13 @@ std::vector<ThrowingCall> calls_into_every_entry_point() {
   const auto weights = std::make_shared<const NoWeights>();
   const Tensor t{};
   return {
-      {"backend", thrown_by("Backend::name"), [=](auto& r) { backend(r)->name(); }},
-      {"backend", thrown_by("Backend::availability"), [=](auto& r) { backend(r)->availability(); }},
+      {"backend", thrown_by("BackendProvider::name"), [=](auto& r) { provider(r)->name(); }},
+      {"backend", thrown_by("BackendProvider::availability"),
+       [=](auto& r) { provider(r)->availability(); }},
       {"backend", "threw something that is not a std::exception",
-       [=](auto& r) { backend(r)->devices(); }},
+       [=](auto& r) { provider(r)->devices(); }},
+      {"backend", thrown_by("Backend::name"), [=](auto& r) { backend(r)->name(); }},
+      {"backend", thrown_by("Backend::device"), [=](auto& r) { backend(r)->device(); }},
       {"backend", "out of memory", [=](auto& r) { backend(r)->measure_read_bandwidth(1); }},
       {"backend", thrown_by("Backend::allocate"), [=](auto& r) { backend(r)->allocate(64); }},
       {"backend", thrown_by("Stream::upload"), [=](auto& r) { stream(r)->upload({}, t); }},

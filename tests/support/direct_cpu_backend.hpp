@@ -2,7 +2,6 @@
 
 #include <memory>
 
-#include "cocktail/options.hpp"
 #include "cpu_backend.hpp"
 
 namespace cocktail::testing {
@@ -10,8 +9,7 @@ namespace cocktail::testing {
 // The CPU backend with its default settings, made directly (no plugin registry), for tests
 // that run a model on it.
 inline std::shared_ptr<Backend> cpu_backend() {
-  Options defaults;
-  return std::make_shared<cpu::CpuBackend>(defaults);
+  return std::make_shared<cpu::CpuBackend>();
 }
 
 }  // namespace cocktail::testing

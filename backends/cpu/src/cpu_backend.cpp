@@ -8,6 +8,7 @@
 #include "attention/attention.hpp"
 #include "attention/tile_kernels.hpp"
 #include "bandwidth.hpp"
+#include "cocktail/error.hpp"
 #include "compute/cpu_compute.hpp"
 #include "kv_store.hpp"
 #include "memory/cpu_buffer.hpp"
@@ -34,9 +35,16 @@ std::string cpu_model_name() {
   return "CPU";
 }
 
-}  // namespace
-
-namespace {
+// This machine's CPU and its memory, as the CPU backend's one device.
+DeviceInfo this_cpu() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  const std::size_t memory =
+      pages > 0 && page_size > 0 ? std::size_t(pages) * std::size_t(page_size) : 0;
+  return {cpu_model_name() + " (" + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores)",
+          memory,
+          {kCpuScore, std::string("runs on this CPU with SIMD target ") + simd_target_name()}};
+}
 
 MatmulActivations read_activations(Options& options) {
   const std::string name =
@@ -47,22 +55,27 @@ MatmulActivations read_activations(Options& options) {
 
 }  // namespace
 
-CpuBackend::CpuBackend(Options& options)
-    : threads_(int(options.get_int("threads", 0, 0, 1024))),
-      activations_(read_activations(options)),
-      row_groups_(options.get_bool("row_group_weights", true)) {}
+CpuBackendProvider::CpuBackendProvider(Options& options)
+    : settings_{int(options.get_int("threads", 0, 0, 1024)), read_activations(options),
+                options.get_bool("row_group_weights", true)} {}
 
-Availability CpuBackend::availability() const {
-  return {kCpuScore, std::string("runs on this CPU with SIMD target ") + simd_target_name()};
+Availability CpuBackendProvider::availability() const {
+  return this_cpu().availability;
 }
 
-std::vector<DeviceInfo> CpuBackend::devices() const {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  const std::size_t memory =
-      pages > 0 && page_size > 0 ? std::size_t(pages) * std::size_t(page_size) : 0;
-  return {{cpu_model_name() + " (" + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores)",
-           memory}};
+std::vector<DeviceInfo> CpuBackendProvider::devices() const {
+  return {this_cpu()};
+}
+
+std::shared_ptr<Backend> CpuBackendProvider::make_backend(int device) {
+  if (device != 0) {
+    throw Error("backend 'cpu' has one device, 0; there is no device " + std::to_string(device));
+  }
+  return std::make_shared<CpuBackend>(settings_);
+}
+
+DeviceInfo CpuBackend::device() const {
+  return this_cpu();
 }
 
 std::shared_ptr<Quantizer> CpuBackend::make_quantizer(const QuantSpec& spec) {
@@ -74,11 +87,11 @@ std::shared_ptr<KvStore> CpuBackend::make_kv_store(const KvStoreOptions& options
 }
 
 std::shared_ptr<AttentionExecutor> CpuBackend::make_attention() {
-  return std::make_shared<CpuAttention>(threads_);
+  return std::make_shared<CpuAttention>(settings_.threads);
 }
 
 std::shared_ptr<Compute> CpuBackend::make_compute() {
-  return std::make_shared<CpuCompute>(threads_, activations_, row_groups_);
+  return std::make_shared<CpuCompute>(settings_.threads, settings_.activations, settings_.row_groups);
 }
 
 std::shared_ptr<Buffer> CpuBackend::allocate(std::size_t bytes) {
@@ -90,7 +103,7 @@ std::shared_ptr<Stream> CpuBackend::make_stream() {
 }
 
 double CpuBackend::measure_read_bandwidth(std::size_t bytes) {
-  return cpu::measure_read_bandwidth(bytes, threads_);
+  return cpu::measure_read_bandwidth(bytes, settings_.threads);
 }
 
 }  // namespace cocktail::cpu

@@ -1,22 +1,29 @@
 #pragma once
 
 #include "cocktail/backend.hpp"
+#include "cocktail/backend_provider.hpp"
 #include "cocktail/options.hpp"
 #include "compute/cpu_compute.hpp"
 
 namespace cocktail::cpu {
 
+// What [backend.cpu] sets: threads (0 = all cores), matmul_activations (how quantized-weight
+// matmuls round activations) and row_group_weights (whether Compute::upload copies matrices for
+// the decode GEMV).
+struct CpuSettings {
+  int threads = 0;
+  MatmulActivations activations = MatmulActivations::int16;
+  bool row_groups = true;
+};
+
 // The reference backend: runs on x86-64 (and fixed-width Arm NEON), with the SIMD target
-// (SSE4, AVX2, AVX-512, ...) chosen at run time. Config table [backend.cpu]: threads (0 = all
-// cores), matmul_activations (how quantized-weight matmuls round activations) and
-// row_group_weights (whether Compute::prepare copies matrices for the decode GEMV).
+// (SSE4, AVX2, AVX-512, ...) chosen at run time. Its device is this machine's CPU and memory.
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(Options& options);
+  explicit CpuBackend(const CpuSettings& settings = {}) : settings_(settings) {}
 
   std::string_view name() const override { return "cpu"; }
-  Availability availability() const override;
-  std::vector<DeviceInfo> devices() const override;
+  DeviceInfo device() const override;
 
   std::shared_ptr<Quantizer> make_quantizer(const QuantSpec& spec) override;
   std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) override;
@@ -27,9 +34,22 @@ class CpuBackend final : public Backend {
   double measure_read_bandwidth(std::size_t bytes) override;
 
  private:
-  int threads_;
-  MatmulActivations activations_;
-  bool row_groups_;
+  CpuSettings settings_;
+};
+
+// The CPU backend's plugin object: one device, the CPU this runs on.
+class CpuBackendProvider final : public BackendProvider {
+ public:
+  // Reads [backend.cpu].
+  explicit CpuBackendProvider(Options& options);
+
+  std::string_view name() const override { return "cpu"; }
+  Availability availability() const override;
+  std::vector<DeviceInfo> devices() const override;
+  std::shared_ptr<Backend> make_backend(int device) override;
+
+ private:
+  CpuSettings settings_;
 };
 
 }  // namespace cocktail::cpu

@@ -9,33 +9,22 @@
 #include "cocktail/attention_executor.hpp"
 #include "cocktail/buffer.hpp"
 #include "cocktail/compute.hpp"
+#include "cocktail/device.hpp"
 #include "cocktail/kv_store.hpp"
 #include "cocktail/quantizer.hpp"
 #include "cocktail/stream.hpp"
 
 namespace cocktail {
 
-struct DeviceInfo {
-  std::string name;
-  std::size_t memory_bytes = 0;
-};
-
-// How well a backend can run on this machine: score 0 means it cannot, and `reason` says why.
-// `backend = "auto"` picks the highest score.
-struct Availability {
-  int score = 0;
-  std::string reason;
-};
-
-// A compute device family (CPU, CUDA, ...). Makes the objects that hold and read K/V and run
-// models; owns device memory. Objects it makes keep its plugin library loaded for as long as
-// they live.
+// A compute backend (CPU, CUDA, ...) on one device, made by its BackendProvider. Makes the
+// objects that hold and read K/V and run models; owns the device's memory. Objects it makes
+// keep its plugin library loaded for as long as they live.
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
-  virtual Availability availability() const = 0;
-  virtual std::vector<DeviceInfo> devices() const = 0;
+  // The device it runs on (its availability says how: "SIMD target AVX3_DL", ...).
+  virtual DeviceInfo device() const = 0;
 
   virtual std::shared_ptr<Quantizer> make_quantizer(const QuantSpec& spec) = 0;
   virtual std::shared_ptr<KvStore> make_kv_store(const KvStoreOptions& options) = 0;

@@ -16,6 +16,8 @@ namespace cocktail {
 // default is chosen"): the budget planner with the attention scorer and least-squares ranges.
 struct EngineSettings {
   std::string backend = "auto";
+  // The backend's device, by index ("0") or by name; empty: its first device that can run.
+  std::string device;
   std::string planner = "budget";
   std::string scorer = "attention";
   std::string log_level = "info";

@@ -17,9 +17,9 @@ namespace cocktail {
 // make one Session per sequence.
 class Engine {
  public:
-  // Loads plugins (config plugin_paths included), picks the backend (`auto` = highest score
-  // among those that can run), creates planner and scorer from their config tables, and
-  // validates every plugin table in the config. Throws ConfigError / PluginError.
+  // Loads plugins (config plugin_paths included), picks the backend and its device
+  // (choose_backend), creates planner and scorer from their config tables, and validates every
+  // plugin table in the config. Throws ConfigError / PluginError / Error.
   explicit Engine(const Config& config);
 
   const std::shared_ptr<Backend>& backend() const { return backend_; }
@@ -42,8 +42,10 @@ class Engine {
   std::shared_ptr<ChunkScorer> scorer_;
 };
 
-// Picks the backend for `auto`: the available one with the highest score. Throws PluginError
-// listing every backend and why it cannot run when none can.
+// The backend the config names (engine.backend; `auto`: the available one with the highest
+// score) on the device it names (engine.device; by default the first that can run). Throws
+// PluginError listing every backend and why it cannot run when none can, and Error listing the
+// devices when the one named is not there or cannot run.
 std::shared_ptr<Backend> choose_backend(const PluginRegistry& registry, const Config& config);
 
 }  // namespace cocktail

@@ -49,6 +49,9 @@ class Options {
   Precision get_precision(const std::string& key, Precision fallback);
   std::vector<std::string> get_strings(const std::string& key,
                                        const std::vector<std::string>& fallback);
+  // Something picked by position or by name: a non-negative integer or a non-empty string,
+  // returned as written ("1", "NVIDIA H100"); `fallback` when absent.
+  std::string get_index_or_name(const std::string& key, const std::string& fallback);
 
   // Throws ConfigError for the first key that no getter read.
   void finish() const;

@@ -15,7 +15,7 @@
 #include <exception>
 #include <memory>
 
-#include "cocktail/backend.hpp"
+#include "cocktail/backend_provider.hpp"
 #include "cocktail/chunk_planner.hpp"
 #include "cocktail/chunk_scorer.hpp"
 #include "cocktail/error.hpp"
@@ -75,8 +75,8 @@ void destroy(void* object) noexcept {
   }
 
 #define COCKTAIL_BACKEND_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL)                                 \
-  COCKTAIL_DEFINE_PLUGIN_(COCKTAIL_PLUGIN_BACKEND, cocktail::Backend, NAME, VERSION, DESCRIPTION, \
-                          IMPL)
+  COCKTAIL_DEFINE_PLUGIN_(COCKTAIL_PLUGIN_BACKEND, cocktail::BackendProvider, NAME, VERSION, \
+                          DESCRIPTION, IMPL)
 #define COCKTAIL_PLANNER_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL)                         \
   COCKTAIL_DEFINE_PLUGIN_(COCKTAIL_PLUGIN_PLANNER, cocktail::ChunkPlanner, NAME, VERSION, \
                           DESCRIPTION, IMPL)

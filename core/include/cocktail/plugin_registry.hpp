@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cocktail/backend.hpp"
+#include "cocktail/backend_provider.hpp"
 #include "cocktail/chunk_planner.hpp"
 #include "cocktail/chunk_scorer.hpp"
 #include "cocktail/options.hpp"
@@ -57,7 +57,8 @@ class PluginRegistry {
   // objects they return, and every object those make, rethrow what the plugin's code throws as
   // an error of this library naming the plugin, so no exception outlives the plugin's library.
   // A planner's and a scorer's calls are serialised: sessions on other threads may share them.
-  std::shared_ptr<Backend> make_backend(const std::string& name, Options* options = nullptr) const;
+  std::shared_ptr<BackendProvider> make_backend_provider(const std::string& name,
+                                                        Options* options = nullptr) const;
   std::shared_ptr<ChunkPlanner> make_planner(const std::string& name,
                                              Options* options = nullptr) const;
   std::shared_ptr<ChunkScorer> make_scorer(const std::string& name,

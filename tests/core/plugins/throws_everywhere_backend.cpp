@@ -1,5 +1,5 @@
-// A backend whose every method throws, except the factories, which make objects whose every
-// method throws. Two methods throw what a careless plugin might: std::bad_alloc and a value
+// A backend provider and backend whose every method throws, except the factories, which make
+// objects whose every method throws. Two methods throw what a careless plugin might: std::bad_alloc and a value
 // that is no std::exception at all.
 #include <new>
 
@@ -129,12 +129,8 @@ class ThrowingCompute : public cocktail::Compute {
 
 class ThrowingBackend : public cocktail::Backend {
  public:
-  explicit ThrowingBackend(cocktail::Options&) {}
   std::string_view name() const override { throw_from("Backend::name"); }
-  cocktail::Availability availability() const override { throw_from("Backend::availability"); }
-  std::vector<cocktail::DeviceInfo> devices() const override {
-    throw 42;  // not a std::exception
-  }
+  cocktail::DeviceInfo device() const override { throw_from("Backend::device"); }
   std::shared_ptr<cocktail::Quantizer> make_quantizer(const cocktail::QuantSpec&) override {
     return std::make_shared<ThrowingQuantizer>();
   }
@@ -156,7 +152,22 @@ class ThrowingBackend : public cocktail::Backend {
   double measure_read_bandwidth(std::size_t) override { throw std::bad_alloc(); }
 };
 
+class ThrowingProvider : public cocktail::BackendProvider {
+ public:
+  explicit ThrowingProvider(cocktail::Options&) {}
+  std::string_view name() const override { throw_from("BackendProvider::name"); }
+  cocktail::Availability availability() const override {
+    throw_from("BackendProvider::availability");
+  }
+  std::vector<cocktail::DeviceInfo> devices() const override {
+    throw 42;  // not a std::exception
+  }
+  std::shared_ptr<cocktail::Backend> make_backend(int) override {
+    return std::make_shared<ThrowingBackend>();
+  }
+};
+
 }  // namespace
 
 COCKTAIL_BACKEND_PLUGIN("test-throws", "0.0.1", "test backend: every method throws",
-                        ThrowingBackend)
+                        ThrowingProvider)

@@ -128,8 +128,7 @@ class RenamedBackend final : public Backend {
  public:
   explicit RenamedBackend(std::shared_ptr<Backend> cpu) : cpu_(std::move(cpu)) {}
   std::string_view name() const override { return "other"; }
-  Availability availability() const override { return cpu_->availability(); }
-  std::vector<DeviceInfo> devices() const override { return cpu_->devices(); }
+  DeviceInfo device() const override { return cpu_->device(); }
   std::shared_ptr<Quantizer> make_quantizer(const QuantSpec& spec) override {
     return cpu_->make_quantizer(spec);
   }
