@@ -40,6 +40,9 @@ bool can_requantize(Precision from, Precision to) {
   return from == to || (to > from && (from == Precision::fp16 || from == Precision::int8));
 }
 
+// Without a max_tokens the tail starts with room for this many rows, and doubles.
+constexpr std::int64_t kMinTailRows = 256;
+
 }  // namespace
 
 CpuKvStore::CpuKvStore(const KvStoreOptions& options) : options_(options) {
@@ -49,8 +52,68 @@ CpuKvStore::CpuKvStore(const KvStoreOptions& options) : options_(options) {
     key_quantizers_[index_of(p)] = std::make_unique<CpuQuantizer>(options_.layout.key_spec(p));
     value_quantizers_[index_of(p)] = std::make_unique<CpuQuantizer>(options_.layout.value_spec(p));
   }
-  heads_.resize(std::size_t(options_.shape.n_layers) * std::size_t(options_.shape.n_kv_heads));
   layer_tokens_.assign(std::size_t(options_.shape.n_layers), 0);
+  tail_ = allocate_tail(tail_capacity(0, 0));
+}
+
+std::int64_t CpuKvStore::tail_capacity(std::int64_t committed, std::int64_t rows) const {
+  if (options_.max_tokens > 0) return options_.max_tokens - committed;
+  return std::max(kMinTailRows, 2 * rows);
+}
+
+CpuKvStore::TailMemory CpuKvStore::allocate_tail(std::int64_t capacity) const {
+  TailMemory tail;
+  tail.capacity = capacity;
+  const std::size_t halves =
+      std::size_t(n_heads()) * std::size_t(capacity) * std::size_t(options_.shape.head_dim);
+  if (halves == 0) return tail;  // Highway refuses empty allocations
+  tail.keys = hwy::AllocateAligned<std::uint16_t>(halves);
+  tail.values = hwy::AllocateAligned<std::uint16_t>(halves);
+  if (!tail.keys || !tail.values) {
+    throw Error("KV store: out of memory for an FP16 tail of " + std::to_string(capacity) +
+                " tokens (" + std::to_string(2 * halves * sizeof(std::uint16_t)) + " bytes)");
+  }
+  return tail;
+}
+
+std::size_t CpuKvStore::tail_offset(const TailMemory& tail, int head) const {
+  return std::size_t(head) * std::size_t(tail.capacity) * std::size_t(options_.shape.head_dim);
+}
+
+CpuKvStore::TailMemory CpuKvStore::moved_tail(std::int64_t first_row,
+                                              std::int64_t capacity) const {
+  TailMemory moved = allocate_tail(capacity);
+  const std::size_t d = std::size_t(options_.shape.head_dim);
+  for (int head = 0; head < n_heads(); ++head) {
+    const std::int64_t rows =
+        layer_tokens_[std::size_t(head / options_.shape.n_kv_heads)] - n_committed_ - first_row;
+    const std::size_t from = tail_offset(tail_, head) + std::size_t(first_row) * d;
+    const std::size_t to = tail_offset(moved, head);
+    std::copy_n(tail_.keys.get() + from, std::size_t(rows) * d, moved.keys.get() + to);
+    std::copy_n(tail_.values.get() + from, std::size_t(rows) * d, moved.values.get() + to);
+  }
+  return moved;
+}
+
+CpuKvStore::SegmentMemory CpuKvStore::allocate_segments(const Tiles& tiles) const {
+  SegmentMemory memory;
+  for (Precision p : kAllPrecisions) {
+    memory.offset[index_of(p)] = memory.size;
+    memory.size += tiles[index_of(p)].size() * formats_[index_of(p)].bytes * std::size_t(n_heads());
+  }
+  if (memory.size == 0) return memory;  // Highway refuses empty allocations
+  memory.bytes = hwy::AllocateAligned<std::uint8_t>(memory.size);
+  if (!memory.bytes) {
+    throw Error("KV store: out of memory for " + std::to_string(memory.size) +
+                " bytes of segments");
+  }
+  return memory;
+}
+
+std::uint8_t* CpuKvStore::segment_data(const SegmentMemory& memory, const Tiles& tiles,
+                                       Precision p, int head) const {
+  const std::size_t per_head = tiles[index_of(p)].size() * formats_[index_of(p)].bytes;
+  return memory.bytes.get() + memory.offset[index_of(p)] + std::size_t(head) * per_head;
 }
 
 std::shared_ptr<KvStore> CpuKvStore::clone(const KvQuantLayout& layout) const {
@@ -60,22 +123,12 @@ std::shared_ptr<KvStore> CpuKvStore::clone(const KvQuantLayout& layout) const {
   KvStoreOptions options = options_;
   options.layout = layout;
   auto copy = std::make_shared<CpuKvStore>(options);
-  for (std::size_t i = 0; i < heads_.size(); ++i) {
-    const Head& from = heads_[i];
-    Head& to = copy->heads_[i];
-    to.tail_keys = from.tail_keys;
-    to.tail_values = from.tail_values;
-    for (Precision p : kAllPrecisions) {
-      const std::size_t bytes = index_[index_of(p)].tiles.size() * formats_[index_of(p)].bytes;
-      if (bytes == 0) continue;
-      to.segment_data[index_of(p)] = hwy::AllocateAligned<std::uint8_t>(bytes);
-      std::memcpy(to.segment_data[index_of(p)].get(), from.segment_data[index_of(p)].get(), bytes);
-    }
-  }
+  copy->tiles_ = tiles_;
+  copy->segments_ = allocate_segments(tiles_);
+  std::copy_n(segments_.bytes.get(), segments_.size, copy->segments_.bytes.get());
   copy->layer_tokens_ = layer_tokens_;
-  copy->index_ = index_;
-  copy->locations_ = locations_;
   copy->n_committed_ = n_committed_;
+  copy->tail_ = moved_tail(0, tail_.capacity);
   copy->plan_ = plan_;
   return copy;
 }
@@ -97,18 +150,18 @@ void CpuKvStore::append(int layer, std::span<const float> k, std::span<const flo
                 std::to_string(count + n_tokens) + " tokens, over the limit of " +
                 std::to_string(options_.max_tokens));
   }
+  const std::int64_t rows = count - n_committed_;
+  if (rows + n_tokens > tail_.capacity) {
+    const std::int64_t most = *std::max_element(layer_tokens_.begin(), layer_tokens_.end());
+    tail_ = moved_tail(0, tail_capacity(n_committed_, most - n_committed_ + n_tokens));
+  }
   const std::size_t d = std::size_t(s.head_dim);
   for (int h = 0; h < s.n_kv_heads; ++h) {
-    Head& hd = head(layer, h);
-    const std::size_t old_size = hd.tail_keys.size();
-    hd.tail_keys.resize(old_size + std::size_t(n_tokens) * d);
-    hd.tail_values.resize(hd.tail_keys.size());
-    std::uint16_t* keys = hd.tail_keys.data() + old_size;
-    std::uint16_t* values = hd.tail_values.data() + old_size;
+    const std::size_t at = tail_offset(tail_, head_index(layer, h)) + std::size_t(rows) * d;
     for (std::int64_t t = 0; t < n_tokens; ++t) {
       const std::size_t src = std::size_t(t) * s.token_floats() + std::size_t(h) * d;
-      halves_from_floats(k.subspan(src, d), keys + std::size_t(t) * d);
-      halves_from_floats(v.subspan(src, d), values + std::size_t(t) * d);
+      halves_from_floats(k.subspan(src, d), tail_.keys.get() + at + std::size_t(t) * d);
+      halves_from_floats(v.subspan(src, d), tail_.values.get() + at + std::size_t(t) * d);
     }
   }
   count += n_tokens;
@@ -157,44 +210,64 @@ void CpuKvStore::check_commit(const Plan& plan) const {
 
 void CpuKvStore::commit(const Plan& plan) {
   check_commit(plan);
-  const int tile_tokens = options_.layout.group_size;
-
-  std::array<SegmentIndex, kAllPrecisions.size()> index;
-  std::vector<ChunkLocation> locations(plan.chunks.size());
-  std::int64_t new_committed = plan.n_tokens();
-  if (!plan.chunks.empty()) {
-    const ChunkPlan& last = plan.chunks.back();
-    if (last.precision == Precision::fp16 && last.n_tokens % tile_tokens != 0) {
-      locations.back().in_tail = true;
-      new_committed -= last.n_tokens;
+  const GatherTable table = make_gather_table(plan, plan_, options_.layout.group_size);
+  Tiles tiles;
+  for (Precision p : kAllPrecisions) {
+    for (const GatherTile& t : table.segment(p)) {
+      tiles[index_of(p)].push_back({t.first_position, t.valid});
     }
   }
-  for (int c : plan.storage_order()) {
-    if (locations[std::size_t(c)].in_tail) continue;
-    const ChunkPlan& chunk = plan.chunks[std::size_t(c)];
-    SegmentIndex& seg = index[index_of(chunk.precision)];
-    ChunkLocation& loc = locations[std::size_t(c)];
-    loc.precision = chunk.precision;
-    loc.first_tile = int(seg.tiles.size());
-    seg.chunks.push_back(c);
-    for (int t = 0; t < chunk.n_tokens; t += tile_tokens) {
-      seg.tiles.push_back({chunk.first_token + t, std::min(tile_tokens, chunk.n_tokens - t)});
-    }
-    loc.n_tiles = int(seg.tiles.size()) - loc.first_tile;
-  }
-
-  const int n_heads = options_.shape.n_layers * options_.shape.n_kv_heads;
+  // Both blocks are made before anything changes, so running out of memory leaves the store
+  // as it was.
+  SegmentMemory segments = allocate_segments(tiles);
+  const std::int64_t moved = table.n_committed - n_committed_;
+  TailMemory tail =
+      moved_tail(moved, tail_capacity(table.n_committed, n_tokens() - table.n_committed));
 #pragma omp parallel for schedule(dynamic)
-  for (int i = 0; i < n_heads; ++i) {
-    build_head(i / options_.shape.n_kv_heads, i % options_.shape.n_kv_heads, plan, index, locations,
-               new_committed);
-  }
+  for (int head = 0; head < n_heads(); ++head) gather_head(head, table, tiles, segments);
 
-  index_ = std::move(index);
-  locations_ = std::move(locations);
-  n_committed_ = new_committed;
+  tiles_ = std::move(tiles);
+  segments_ = std::move(segments);
+  tail_ = std::move(tail);
+  n_committed_ = table.n_committed;
   plan_ = plan;
   ++commits_;
+}
+
+void CpuKvStore::gather_head(int head, const GatherTable& table, const Tiles& tiles,
+                             const SegmentMemory& into) const {
+  const std::size_t d = std::size_t(options_.shape.head_dim);
+  const int tile_tokens = options_.layout.group_size;
+  std::vector<float> keys(std::size_t(tile_tokens) * d);
+  std::vector<float> values(keys.size());
+  const std::uint16_t* tail_keys = tail_.keys.get() + tail_offset(tail_, head);
+  const std::uint16_t* tail_values = tail_.values.get() + tail_offset(tail_, head);
+  for (Precision p : kAllPrecisions) {
+    const TileFormat& format = formats_[index_of(p)];
+    std::uint8_t* out = segment_data(into, tiles, p, head);
+    for (const GatherTile& tile : table.segment(p)) {
+      const GatherSource& from = tile.source;
+      if (from.place == GatherSource::Place::segment) {
+        const std::uint8_t* old = segment_data(segments_, tiles_, from.precision, head) +
+                                  std::size_t(from.index) * formats_[index_of(from.precision)].bytes;
+        if (from.precision == p) {
+          std::copy_n(old, format.bytes, out);
+        } else {
+          unpack_tile(old, from.precision, keys, values);
+          pack_tile(keys.data(), values.data(), p, out);
+        }
+      } else {
+        for (int r = 0; r < tile_tokens; ++r) {
+          // Padding rows repeat the last token, so they do not widen any group's range.
+          const std::size_t src = std::size_t(from.index + std::min(r, tile.valid - 1)) * d;
+          floats_from_halves(std::span(tail_keys + src, d), &keys[std::size_t(r) * d]);
+          floats_from_halves(std::span(tail_values + src, d), &values[std::size_t(r) * d]);
+        }
+        pack_tile(keys.data(), values.data(), p, out);
+      }
+      out += format.bytes;
+    }
+  }
 }
 
 void CpuKvStore::append(Stream& /*stream*/, int layer, const Tensor& k, const Tensor& v) {
@@ -209,65 +282,6 @@ void CpuKvStore::commit(Stream& /*stream*/, const Plan& plan) {
   commit(plan);
 }
 
-void CpuKvStore::build_head(int layer, int kv_head, const Plan& plan,
-                            const std::array<SegmentIndex, kAllPrecisions.size()>& index,
-                            const std::vector<ChunkLocation>& new_locations,
-                            std::int64_t new_committed) {
-  Head& h = head(layer, kv_head);
-  const std::size_t d = std::size_t(options_.shape.head_dim);
-  const int tile_tokens = options_.layout.group_size;
-  std::vector<float> keys(std::size_t(tile_tokens) * d);
-  std::vector<float> values(keys.size());
-
-  std::array<hwy::AlignedFreeUniquePtr<std::uint8_t[]>, kAllPrecisions.size()> data;
-  for (Precision p : kAllPrecisions) {
-    const SegmentIndex& seg = index[index_of(p)];
-    const TileFormat& format = formats_[index_of(p)];
-    if (seg.tiles.empty()) continue;  // Highway refuses empty allocations
-    data[index_of(p)] = hwy::AllocateAligned<std::uint8_t>(seg.tiles.size() * format.bytes);
-    if (!data[index_of(p)]) {
-      throw Error("KV store: out of memory for " + std::to_string(seg.tiles.size()) + " " +
-                  std::string(to_string(p)) + " tiles");
-    }
-    for (int c : seg.chunks) {
-      const ChunkPlan& chunk = plan.chunks[std::size_t(c)];
-      const ChunkLocation& to = new_locations[std::size_t(c)];
-      std::uint8_t* out = data[index_of(p)].get() + std::size_t(to.first_tile) * format.bytes;
-      if (std::size_t(c) < locations_.size() && !locations_[std::size_t(c)].in_tail) {
-        const ChunkLocation& from = locations_[std::size_t(c)];
-        const std::uint8_t* old =
-            h.segment_data[index_of(from.precision)].get() +
-            std::size_t(from.first_tile) * formats_[index_of(from.precision)].bytes;
-        if (from.precision == p) {
-          std::memcpy(out, old, std::size_t(to.n_tiles) * format.bytes);
-          continue;
-        }
-        for (int t = 0; t < to.n_tiles; ++t) {
-          unpack_tile(h, from.precision, from.first_tile + t, keys, values);
-          pack_tile(keys.data(), values.data(), p, out + std::size_t(t) * format.bytes);
-        }
-        continue;
-      }
-      // From the tail: rows [first_token - n_committed_, ...) of the FP16 tail.
-      for (int t = 0; t < to.n_tiles; ++t) {
-        const std::int64_t first = chunk.first_token + std::int64_t(t) * tile_tokens - n_committed_;
-        const int valid = std::min<int>(tile_tokens, chunk.n_tokens - t * tile_tokens);
-        for (int r = 0; r < tile_tokens; ++r) {
-          // Padding rows repeat the last token, so they do not widen any group's range.
-          const std::size_t src = std::size_t(first + std::min(r, valid - 1)) * d;
-          floats_from_halves(std::span(h.tail_keys).subspan(src, d), &keys[std::size_t(r) * d]);
-          floats_from_halves(std::span(h.tail_values).subspan(src, d), &values[std::size_t(r) * d]);
-        }
-        pack_tile(keys.data(), values.data(), p, out + std::size_t(t) * format.bytes);
-      }
-    }
-  }
-  h.segment_data = std::move(data);
-  const std::size_t moved = std::size_t(new_committed - n_committed_) * d;
-  h.tail_keys.erase(h.tail_keys.begin(), h.tail_keys.begin() + std::ptrdiff_t(moved));
-  h.tail_values.erase(h.tail_values.begin(), h.tail_values.begin() + std::ptrdiff_t(moved));
-}
-
 void CpuKvStore::pack_tile(const float* keys, const float* values, Precision p,
                            std::uint8_t* out) const {
   const TileFormat& f = formats_[index_of(p)];
@@ -278,11 +292,10 @@ void CpuKvStore::pack_tile(const float* keys, const float* values, Precision p,
                                        {bytes + f.value_offset, f.value.total_bytes});
 }
 
-void CpuKvStore::unpack_tile(const Head& h, Precision p, int tile, std::vector<float>& keys,
+void CpuKvStore::unpack_tile(const std::uint8_t* tile, Precision p, std::vector<float>& keys,
                              std::vector<float>& values) const {
   const TileFormat& f = formats_[index_of(p)];
-  const auto* bytes = reinterpret_cast<const std::byte*>(h.segment_data[index_of(p)].get()) +
-                      std::size_t(tile) * f.bytes;
+  const auto* bytes = reinterpret_cast<const std::byte*>(tile);
   key_quantizers_[index_of(p)]->unpack({bytes, f.key.total_bytes}, f.key_shape(), keys);
   value_quantizers_[index_of(p)]->unpack({bytes + f.value_offset, f.value.total_bytes},
                                          f.value_shape(), values);
@@ -292,7 +305,7 @@ std::size_t CpuKvStore::bytes() const {
   const KvShape& s = options_.shape;
   std::size_t total = 0;
   for (Precision p : kAllPrecisions) {
-    total += index_[index_of(p)].tiles.size() * formats_[index_of(p)].bytes *
+    total += tiles_[index_of(p)].size() * formats_[index_of(p)].bytes *
              std::size_t(s.n_layers) * std::size_t(s.n_kv_heads);
   }
   for (std::int64_t n : layer_tokens_) {
@@ -306,10 +319,10 @@ std::vector<SegmentInfo> CpuKvStore::segments() const {
   const std::size_t heads = std::size_t(s.n_layers) * std::size_t(s.n_kv_heads);
   std::vector<SegmentInfo> out;
   for (Precision p : kAllPrecisions) {
-    const SegmentIndex& seg = index_[index_of(p)];
-    if (seg.tiles.empty()) continue;
-    SegmentInfo info{p, 0, seg.tiles.size() * formats_[index_of(p)].bytes * heads};
-    for (const TileInfo& t : seg.tiles) info.n_tokens += t.valid;
+    const std::vector<TileInfo>& tiles = tiles_[index_of(p)];
+    if (tiles.empty()) continue;
+    SegmentInfo info{p, 0, tiles.size() * formats_[index_of(p)].bytes * heads};
+    for (const TileInfo& t : tiles) info.n_tokens += t.valid;
     out.push_back(info);
   }
   const std::int64_t tail = n_tokens() - n_committed_;
@@ -322,16 +335,17 @@ std::vector<SegmentInfo> CpuKvStore::segments() const {
 }
 
 KvHeadSnapshot CpuKvStore::snapshot(int layer, int kv_head) const {
+  check_layer(layer);
   const std::size_t d = std::size_t(options_.shape.head_dim);
-  const Head& h = head(layer, kv_head);
+  const int head = head_index(layer, kv_head);
   KvHeadSnapshot snap;
   std::vector<float> keys(std::size_t(options_.layout.group_size) * d);
   std::vector<float> values(keys.size());
   for (Precision p : kAllPrecisions) {
-    const SegmentIndex& seg = index_[index_of(p)];
-    for (std::size_t t = 0; t < seg.tiles.size(); ++t) {
-      unpack_tile(h, p, int(t), keys, values);
-      const TileInfo& tile = seg.tiles[t];
+    const std::uint8_t* data = segment_data(segments_, tiles_, p, head);
+    for (const TileInfo& tile : tiles_[index_of(p)]) {
+      unpack_tile(data, p, keys, values);
+      data += formats_[index_of(p)].bytes;
       for (int r = 0; r < tile.valid; ++r) {
         snap.positions.push_back(tile.first_position + r);
         snap.keys.insert(snap.keys.end(), keys.begin() + std::ptrdiff_t(std::size_t(r) * d),
@@ -341,15 +355,17 @@ KvHeadSnapshot CpuKvStore::snapshot(int layer, int kv_head) const {
       }
     }
   }
-  const std::size_t tail_rows = h.tail_keys.size() / d;
-  for (std::size_t r = 0; r < tail_rows; ++r) {
-    snap.positions.push_back(n_committed_ + std::int64_t(r));
-  }
+  const std::int64_t tail_rows = layer_tokens(layer) - n_committed_;
+  for (std::int64_t r = 0; r < tail_rows; ++r) snap.positions.push_back(n_committed_ + r);
   const std::size_t committed_floats = snap.keys.size();
-  snap.keys.resize(committed_floats + h.tail_keys.size());
+  const std::size_t tail_floats = std::size_t(tail_rows) * d;
+  snap.keys.resize(committed_floats + tail_floats);
   snap.values.resize(snap.keys.size());
-  floats_from_halves(h.tail_keys, snap.keys.data() + committed_floats);
-  floats_from_halves(h.tail_values, snap.values.data() + committed_floats);
+  const std::size_t at = tail_offset(tail_, head);
+  floats_from_halves(std::span(tail_.keys.get() + at, tail_floats),
+                     snap.keys.data() + committed_floats);
+  floats_from_halves(std::span(tail_.values.get() + at, tail_floats),
+                     snap.values.data() + committed_floats);
   return snap;
 }
 
@@ -360,17 +376,18 @@ HeadView CpuKvStore::view(int layer, int kv_head) const {
 }
 
 void CpuKvStore::view_into(int layer, int kv_head, HeadView& v) const {
-  const Head& h = head(layer, kv_head);
+  const int head = head_index(layer, kv_head);
   v.segments.clear();
   for (Precision p : kAllPrecisions) {
-    const SegmentIndex& seg = index_[index_of(p)];
-    if (seg.tiles.empty()) continue;
-    v.segments.push_back({&formats_[index_of(p)], h.segment_data[index_of(p)].get(),
-                          seg.tiles.data(), int(seg.tiles.size())});
+    const std::vector<TileInfo>& tiles = tiles_[index_of(p)];
+    if (tiles.empty()) continue;
+    v.segments.push_back({&formats_[index_of(p)], segment_data(segments_, tiles_, p, head),
+                          tiles.data(), int(tiles.size())});
   }
-  v.tail_keys = h.tail_keys.data();
-  v.tail_values = h.tail_values.data();
-  v.n_tail = std::int64_t(h.tail_keys.size() / std::size_t(options_.shape.head_dim));
+  const std::size_t at = tail_offset(tail_, head);
+  v.tail_keys = tail_.keys.get() + at;
+  v.tail_values = tail_.values.get() + at;
+  v.n_tail = layer_tokens(layer) - n_committed_;
   v.tail_first_position = n_committed_;
 }
 

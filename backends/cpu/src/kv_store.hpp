@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "cocktail/gather_table.hpp"
 #include "cocktail/kv_store.hpp"
 #include "quant/quantizer.hpp"
 #include "tile_format.hpp"
@@ -18,12 +19,6 @@ namespace cocktail::cpu {
 struct TileInfo {
   std::int64_t first_position = 0;  // original index of the tile's first token
   int valid = 0;                    // tokens in use; a chunk's last tile may be partial
-};
-
-// Tiles of one precision, in storage order.
-struct SegmentIndex {
-  std::vector<int> chunks;  // plan chunk indices
-  std::vector<TileInfo> tiles;
 };
 
 // What the attention kernels read for one layer × KV head.
@@ -42,6 +37,10 @@ struct HeadView {
   std::int64_t tail_first_position = 0;
 };
 
+// The CPU store's memory is two blocks, each allocated once per commit instead of once per
+// segment of every layer and head: the segments of every precision, layer and head, and the
+// FP16 tail of every layer and head with room for the rest of the sequence (its max_tokens;
+// without one, the tail grows by doubling). An append within that room allocates nothing.
 class CpuKvStore final : public KvStore {
  public:
   explicit CpuKvStore(const KvStoreOptions& options);
@@ -53,6 +52,7 @@ class CpuKvStore final : public KvStore {
   void commit(Stream& stream, const Plan& plan) override;
   void append(int layer, std::span<const float> k, std::span<const float> v,
               std::int64_t n_tokens);
+  // Gathers, reorders and quantizes by the plan's GatherTable (gather_table.hpp).
   void commit(const Plan& plan);
   std::int64_t n_tokens() const override { return layer_tokens_[0]; }
   std::int64_t n_committed() const override { return n_committed_; }
@@ -74,33 +74,38 @@ class CpuKvStore final : public KvStore {
   const TileFormats& formats() const { return formats_; }
 
  private:
-  struct Head {
-    std::array<hwy::AlignedFreeUniquePtr<std::uint8_t[]>, kAllPrecisions.size()> segment_data;
-    std::vector<std::uint16_t> tail_keys;
-    std::vector<std::uint16_t> tail_values;
+  using Tiles = std::array<std::vector<TileInfo>, kAllPrecisions.size()>;
+
+  // Every layer x head's tiles of each precision, back to back: precision-major, then heads.
+  struct SegmentMemory {
+    hwy::AlignedFreeUniquePtr<std::uint8_t[]> bytes;
+    std::size_t size = 0;
+    std::array<std::size_t, kAllPrecisions.size()> offset{};  // of each precision's part
   };
-  // Where a committed chunk's tiles are; a trailing FP16 chunk shorter than a tile stays in
-  // the tail instead, where it costs its exact size rather than a padded tile.
-  struct ChunkLocation {
-    Precision precision = Precision::fp16;
-    int first_tile = 0;
-    int n_tiles = 0;
-    bool in_tail = false;
+  // Keys and values of every layer x head's tail rows, `capacity` rows each.
+  struct TailMemory {
+    hwy::AlignedFreeUniquePtr<std::uint16_t[]> keys, values;
+    std::int64_t capacity = 0;
   };
 
-  Head& head(int layer, int kv_head) {
-    return heads_[std::size_t(layer) * std::size_t(options_.shape.n_kv_heads) +
-                  std::size_t(kv_head)];
+  int head_index(int layer, int kv_head) const {
+    return layer * options_.shape.n_kv_heads + kv_head;
   }
-  const Head& head(int layer, int kv_head) const {
-    return heads_[std::size_t(layer) * std::size_t(options_.shape.n_kv_heads) +
-                  std::size_t(kv_head)];
-  }
+  int n_heads() const { return options_.shape.n_layers * options_.shape.n_kv_heads; }
+  // The first byte of a head's tiles of precision p, in `memory` laid out for `tiles`.
+  std::uint8_t* segment_data(const SegmentMemory& memory, const Tiles& tiles, Precision p,
+                             int head) const;
+  std::size_t tail_offset(const TailMemory& tail, int head) const;
+  SegmentMemory allocate_segments(const Tiles& tiles) const;
+  TailMemory allocate_tail(std::int64_t capacity) const;
+  // A tail of `capacity` rows holding this one's rows from `first_row` on.
+  TailMemory moved_tail(std::int64_t first_row, std::int64_t capacity) const;
+  // The tail room for the rest of the sequence once `committed` tokens are in segments.
+  std::int64_t tail_capacity(std::int64_t committed, std::int64_t rows) const;
   void check_commit(const Plan& plan) const;
-  void build_head(int layer, int kv_head, const Plan& plan,
-                  const std::array<SegmentIndex, kAllPrecisions.size()>& index,
-                  const std::vector<ChunkLocation>& new_locations, std::int64_t new_committed);
-  void unpack_tile(const Head& h, Precision p, int tile, std::vector<float>& keys,
+  void gather_head(int head, const GatherTable& table, const Tiles& tiles,
+                   const SegmentMemory& into) const;
+  void unpack_tile(const std::uint8_t* tile, Precision p, std::vector<float>& keys,
                    std::vector<float>& values) const;
   void pack_tile(const float* keys, const float* values, Precision p, std::uint8_t* out) const;
 
@@ -108,10 +113,10 @@ class CpuKvStore final : public KvStore {
   TileFormats formats_;
   std::array<std::unique_ptr<CpuQuantizer>, kAllPrecisions.size()> key_quantizers_;
   std::array<std::unique_ptr<CpuQuantizer>, kAllPrecisions.size()> value_quantizers_;
-  std::vector<Head> heads_;
+  Tiles tiles_;
+  SegmentMemory segments_;
+  TailMemory tail_;
   std::vector<std::int64_t> layer_tokens_;
-  std::array<SegmentIndex, kAllPrecisions.size()> index_;
-  std::vector<ChunkLocation> locations_;
   std::int64_t n_committed_ = 0;
   std::uint64_t commits_ = 0;
   Plan plan_;
