@@ -277,6 +277,14 @@ class GuardedBackend final : public Backend, Guard<Backend> {
   std::shared_ptr<Stream> make_stream() override {
     return made<GuardedStream>([&] { return inner_->make_stream(); });
   }
+  std::shared_ptr<Buffer> wrap_memory(void* memory, std::size_t bytes) override {
+    std::shared_ptr<Buffer> buffer = call([&] { return inner_->wrap_memory(memory, bytes); });
+    if (!buffer) throw Error(label_.text + ": wrapped no buffer");
+    return keeping_owner(std::move(buffer), keeping_owner(inner_, owner_));
+  }
+  std::shared_ptr<Stream> wrap_stream(void* native_stream) override {
+    return made<GuardedStream>([&] { return inner_->wrap_stream(native_stream); });
+  }
   double measure_read_bandwidth(std::size_t bytes) override {
     return call([&] { return inner_->measure_read_bandwidth(bytes); });
   }

@@ -23,6 +23,11 @@ Session::Session(std::shared_ptr<Backend> backend, std::shared_ptr<KvStore> stor
   stream_ = backend_->make_stream();
 }
 
+void Session::use_stream(std::shared_ptr<Stream> stream) {
+  if (!stream) throw Error("Session::use_stream: no stream");
+  stream_ = std::move(stream);
+}
+
 Session Session::fork() const {
   Session copy(backend_, store_->clone(store_->options().layout), attention_, planner_, scorer_);
   copy.context_texts_ = context_texts_;

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cocktail/version.hpp"
 #include "models/gguf/gguf_writer.hpp"
 #include "models/llama/tiny_llama.hpp"
 #include "run_cli.hpp"
@@ -386,6 +387,14 @@ std::vector<BadInput> plugin_rows() {
        with_plugin(COCKTAIL_TEST_PLUGIN_ABI_NEXT, "test-abi-next"),
        {std::string(COCKTAIL_TEST_PLUGIN_ABI_NEXT) + " refused", "ABI",
         "no planner plugin named 'test-abi-next'"}},
+      // A backend built before devices, buffers and streams.
+      {"plugin_previous_abi_backend",
+       with_plugin(COCKTAIL_TEST_PLUGIN_ABI_PREVIOUS, "test-abi-previous", "backend"),
+       {std::string(COCKTAIL_TEST_PLUGIN_ABI_PREVIOUS) + " refused",
+        "built for plugin ABI " + std::to_string(kAbiMajor - 1) + ".0, this host speaks ABI " +
+            std::to_string(kAbiMajor) + "." + std::to_string(kAbiMinor) +
+            "; rebuild the plugin against this Cocktail",
+        "no backend plugin named 'test-abi-previous'"}},
       {"plugin_missing_entry",
        with_plugin(COCKTAIL_TEST_PLUGIN_NO_ENTRY, "test-no-entry"),
        {std::string(COCKTAIL_TEST_PLUGIN_NO_ENTRY) + " refused", "does not export",

@@ -230,5 +230,49 @@ TEST(EngineTest, RecencyPlannerFromOverridesAgesTokensAsDecodingGoesOn) {
   expect_decode_matches_reference(session, rng);
 }
 
+// A host with its own transformer hands the session its own memory and queue, wrapped without a
+// copy: its K/V go in and the attention lands in its own array, the same numbers as the
+// host-span forms give after their copies.
+TEST(EngineTest, AHostsOwnMemoryAndStreamAreWrappedWithoutACopy) {
+  const Engine engine(config_of("[engine]\nplanner = \"cocktail\"\nscorer = \"bm25\"\n"));
+  Backend& backend = *engine.backend();
+  Session wrapped = engine.new_session(kShape);
+  Session copied = engine.new_session(kShape);
+  wrapped.use_stream(backend.wrap_stream(nullptr));
+  std::mt19937 rng(3);
+  const std::int64_t tokens = kContextTokens + kQueryTokens;
+  const auto width = std::int64_t(kShape.token_floats());
+  for (int layer = 0; layer < kShape.n_layers; ++layer) {
+    // The host's own arrays, which it keeps alive while the session reads them.
+    std::vector<float> k = random_floats(std::size_t(tokens * width), rng);
+    std::vector<float> v = random_floats(k.size(), rng);
+    const std::shared_ptr<Buffer> k_memory = backend.wrap_memory(k.data(), k.size() * 4);
+    const std::shared_ptr<Buffer> v_memory = backend.wrap_memory(v.data(), v.size() * 4);
+    wrapped.append(layer, Tensor{k_memory.get(), 0, ElementType::f32, tokens, width},
+                   Tensor{v_memory.get(), 0, ElementType::f32, tokens, width});
+    copied.append(layer, k, v, tokens);
+  }
+  const std::vector<std::string> texts = split_word_pieces(context_text());
+  wrapped.plan_and_commit(texts, kQuery);
+  copied.plan_and_commit(texts, kQuery);
+  EXPECT_EQ(wrapped.store().plan().storage_order(), copied.store().plan().storage_order());
+  EXPECT_EQ(wrapped.store().bytes(), copied.store().bytes());
+
+  const std::vector<float> q = random_floats(std::size_t(kQHeads * kShape.head_dim), rng);
+  std::vector<float> q_own = q, out_own(q.size(), NAN), out_copied(q.size());
+  const std::shared_ptr<Buffer> q_memory = backend.wrap_memory(q_own.data(), q_own.size() * 4);
+  const std::shared_ptr<Buffer> out_memory = backend.wrap_memory(out_own.data(), out_own.size() * 4);
+  const auto row = std::int64_t(q.size());
+  for (int layer = 0; layer < kShape.n_layers; ++layer) {
+    wrapped.decode_attention(layer, Tensor{q_memory.get(), 0, ElementType::f32, 1, row}, kQHeads,
+                             Tensor{out_memory.get(), 0, ElementType::f32, 1, row});
+    wrapped.stream().synchronize();
+    copied.decode_attention(layer, q, kQHeads, out_copied);
+    EXPECT_EQ(out_own, out_copied) << "layer " << layer;
+  }
+  EXPECT_THAT(error_of<Error>([&] { backend.wrap_stream(&rng); }),
+              HasSubstr("wrap_stream takes null"));
+}
+
 }  // namespace
 }  // namespace cocktail

@@ -91,7 +91,8 @@ TEST_F(PluginRegistryScanTest, RefusesExactlyTheBadFiles) {
     if (r.file.parent_path() == kPluginDir) refused.push_back(r.file);
   }
   EXPECT_THAT(refused,
-              UnorderedElementsAre(plugin_file("test-abi-next"), plugin_file("test-no-entry"),
+              UnorderedElementsAre(plugin_file("test-abi-next"), plugin_file("test-abi-previous"),
+                                   plugin_file("test-no-entry"),
                                    plugin_file("test-small-descriptor"),
                                    plugin_file("not-a-plugin"), plugin_file("test-twin")));
   std::vector<std::string> accepted;
@@ -109,6 +110,17 @@ TEST_F(PluginRegistryScanTest, RefusesANewerAbiMajorNamingBothVersions) {
                     HasSubstr("plugin ABI " + std::to_string(kAbiMajor + 1) + ".0"),
                     HasSubstr("host speaks ABI " + std::to_string(kAbiMajor) + "." +
                               std::to_string(kAbiMinor))));
+}
+
+// A backend built before devices, buffers and streams (ABI 6) has another Backend vtable.
+TEST_F(PluginRegistryScanTest, RefusesAnOlderAbiMajorNamingBothVersions) {
+  const fs::path file = plugin_file("test-abi-previous");
+  EXPECT_THAT(rejection_of(registry_, file),
+              AllOf(HasSubstr(file.string()),
+                    HasSubstr("plugin ABI " + std::to_string(kAbiMajor - 1) + ".0"),
+                    HasSubstr("host speaks ABI " + std::to_string(kAbiMajor) + "." +
+                              std::to_string(kAbiMinor)),
+                    HasSubstr("rebuild the plugin against this Cocktail")));
 }
 
 TEST_F(PluginRegistryScanTest, RefusesALibraryWithoutTheEntrySymbol) {
@@ -388,6 +400,10 @@ std::vector<ThrowingCall> calls_into_every_entry_point() {
       {"backend", thrown_by("Backend::device"), [=](auto& r) { backend(r)->device(); }},
       {"backend", "out of memory", [=](auto& r) { backend(r)->measure_read_bandwidth(1); }},
       {"backend", thrown_by("Backend::allocate"), [=](auto& r) { backend(r)->allocate(64); }},
+      {"backend", thrown_by("Backend::wrap_memory"),
+       [=](auto& r) { backend(r)->wrap_memory(nullptr, 0); }},
+      {"backend", thrown_by("Backend::wrap_stream"),
+       [=](auto& r) { backend(r)->wrap_stream(nullptr); }},
       {"backend", thrown_by("Stream::upload"), [=](auto& r) { stream(r)->upload({}, t); }},
       {"backend", thrown_by("Stream::download"), [=](auto& r) { stream(r)->download(t, {}); }},
       {"backend", thrown_by("Stream::copy"), [=](auto& r) { stream(r)->copy(t, t); }},

@@ -102,6 +102,22 @@ std::shared_ptr<Stream> CpuBackend::make_stream() {
   return std::make_shared<CpuStream>();
 }
 
+std::shared_ptr<Buffer> CpuBackend::wrap_memory(void* memory, std::size_t bytes) {
+  if (memory == nullptr && bytes > 0) {
+    throw Error("cpu backend: wrap_memory of " + std::to_string(bytes) + " bytes at null");
+  }
+  return std::make_shared<CpuBuffer>(static_cast<std::byte*>(memory), bytes);
+}
+
+std::shared_ptr<Stream> CpuBackend::wrap_stream(void* native_stream) {
+  if (native_stream != nullptr) {
+    throw Error(
+        "cpu backend: wrap_stream takes null: its work runs in the calling thread, in order "
+        "with the host's own");
+  }
+  return std::make_shared<CpuStream>();
+}
+
 double CpuBackend::measure_read_bandwidth(std::size_t bytes) {
   return cpu::measure_read_bandwidth(bytes, settings_.threads);
 }

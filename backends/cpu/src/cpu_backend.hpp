@@ -31,6 +31,8 @@ class CpuBackend final : public Backend {
   std::shared_ptr<Compute> make_compute() override;
   std::shared_ptr<Buffer> allocate(std::size_t bytes) override;
   std::shared_ptr<Stream> make_stream() override;
+  std::shared_ptr<Buffer> wrap_memory(void* memory, std::size_t bytes) override;
+  std::shared_ptr<Stream> wrap_stream(void* native_stream) override;
   double measure_read_bandwidth(std::size_t bytes) override;
 
  private:

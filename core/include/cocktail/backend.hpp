@@ -37,6 +37,16 @@ class Backend {
   // A new queue of work on the device: one per sequence (or thread) that runs work at once.
   virtual std::shared_ptr<Stream> make_stream() = 0;
 
+  // For a host that runs its own transformer on this device: its own memory and its own queue,
+  // wrapped without a copy. `memory` is a pointer into the device's memory as the host's
+  // runtime gives it (a CUDA device pointer; plain host memory on the CPU backend) of `bytes`
+  // bytes, which the host keeps alive and does not free while a view of the buffer is in use.
+  // `native_stream` is the runtime's queue (a cudaStream_t; null on the CPU backend, whose work
+  // runs in the calling thread), so Cocktail's work runs in order with the host's. An Error
+  // names what this backend cannot wrap.
+  virtual std::shared_ptr<Buffer> wrap_memory(void* memory, std::size_t bytes) = 0;
+  virtual std::shared_ptr<Stream> wrap_stream(void* native_stream) = 0;
+
   // Measures, now, how fast this backend's device reads a buffer of `bytes` (bytes per
   // second). Benchmarks compare attention against it at the cache's own working-set size,
   // since caches make small buffers read faster than large ones.

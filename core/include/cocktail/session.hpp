@@ -29,6 +29,9 @@ class Session {
 
   // The sequence's queue of work on the device.
   Stream& stream() const { return *stream_; }
+  // From now on, enqueue on the host's own queue (Backend::wrap_stream) instead of the
+  // session's, so that the session's work runs in order with the host's.
+  void use_stream(std::shared_ptr<Stream> stream);
   Backend& backend() const { return *backend_; }
 
   // k and v: f32 device tensors [n_tokens][n_kv_heads · head_dim].

@@ -294,6 +294,16 @@ std::shared_ptr<Stream> CountingBackend::make_stream() {
   return std::make_shared<CountingStream>(cpu_->make_stream(), total_);
 }
 
+std::shared_ptr<Buffer> CountingBackend::wrap_memory(void* /*memory*/, std::size_t bytes) {
+  throw Error("test-counting: wrap_memory of " + std::to_string(bytes) +
+              " bytes refused; its memory stays apart from the host's");
+}
+
+std::shared_ptr<Stream> CountingBackend::wrap_stream(void* native_stream) {
+  if (native_stream != nullptr) throw Error("test-counting: wrap_stream takes null");
+  return make_stream();
+}
+
 double CountingBackend::measure_read_bandwidth(std::size_t bytes) {
   return cpu_->measure_read_bandwidth(bytes);
 }

@@ -103,6 +103,9 @@ class CountingBackend final : public Backend {
   std::shared_ptr<Compute> make_compute() override;
   std::shared_ptr<Buffer> allocate(std::size_t bytes) override;
   std::shared_ptr<Stream> make_stream() override;
+  // Its memory stays apart from the host's: it wraps no host pointer.
+  std::shared_ptr<Buffer> wrap_memory(void* memory, std::size_t bytes) override;
+  std::shared_ptr<Stream> wrap_stream(void* native_stream) override;
   double measure_read_bandwidth(std::size_t bytes) override;
 
   // The calls of every stream this backend made, summed.

@@ -149,6 +149,12 @@ class ThrowingBackend : public cocktail::Backend {
   std::shared_ptr<cocktail::Stream> make_stream() override {
     return std::make_shared<ThrowingStream>();
   }
+  std::shared_ptr<cocktail::Buffer> wrap_memory(void*, std::size_t) override {
+    throw_from("Backend::wrap_memory");
+  }
+  std::shared_ptr<cocktail::Stream> wrap_stream(void*) override {
+    throw_from("Backend::wrap_stream");
+  }
   double measure_read_bandwidth(std::size_t) override { throw std::bad_alloc(); }
 };
 

@@ -139,6 +139,12 @@ class RenamedBackend final : public Backend {
   std::shared_ptr<Compute> make_compute() override { return cpu_->make_compute(); }
   std::shared_ptr<Buffer> allocate(std::size_t bytes) override { return cpu_->allocate(bytes); }
   std::shared_ptr<Stream> make_stream() override { return cpu_->make_stream(); }
+  std::shared_ptr<Buffer> wrap_memory(void* memory, std::size_t bytes) override {
+    return cpu_->wrap_memory(memory, bytes);
+  }
+  std::shared_ptr<Stream> wrap_stream(void* native_stream) override {
+    return cpu_->wrap_stream(native_stream);
+  }
   double measure_read_bandwidth(std::size_t bytes) override {
     return cpu_->measure_read_bandwidth(bytes);
   }

@@ -10,7 +10,8 @@ namespace cocktail::cpu {
 
 CpuBuffer::CpuBuffer(std::size_t bytes)
     : size_(bytes),
-      data_(static_cast<std::byte*>(std::aligned_alloc(kCacheLine, round_up(bytes, kCacheLine)))) {
+      owned_(static_cast<std::byte*>(std::aligned_alloc(kCacheLine, round_up(bytes, kCacheLine)))),
+      data_(owned_.get()) {
   if (!data_ && bytes > 0) {
     throw Error("cpu backend: out of memory allocating a buffer of " + std::to_string(bytes) +
                 " bytes");

@@ -10,21 +10,25 @@
 
 namespace cocktail::cpu {
 
-// The CPU backend's device memory: host memory aligned to a cache line.
+// The CPU backend's device memory: host memory, its own (aligned to a cache line) or a host's
+// (Backend::wrap_memory), which it does not free.
 class CpuBuffer final : public Buffer {
  public:
   // Throws Error naming the size when the memory is not there.
   explicit CpuBuffer(std::size_t bytes);
+  // A view of memory the host owns.
+  CpuBuffer(std::byte* memory, std::size_t bytes) : size_(bytes), data_(memory) {}
 
   std::size_t size() const override { return size_; }
-  std::byte* data() const { return data_.get(); }
+  std::byte* data() const { return data_; }
 
  private:
   struct Free {
     void operator()(std::byte* p) const;
   };
   std::size_t size_;
-  std::unique_ptr<std::byte, Free> data_;
+  std::unique_ptr<std::byte, Free> owned_;
+  std::byte* data_ = nullptr;
 };
 
 // The bytes behind a tensor in a CpuBuffer. An Error naming `op` and `operand` when the view's
