@@ -37,6 +37,14 @@ double Plan::average_code_bits() const {
   return bits / double(total);
 }
 
+bool Plan::stores_like(const Plan& other) const {
+  return std::equal(chunks.begin(), chunks.end(), other.chunks.begin(), other.chunks.end(),
+                    [](const ChunkPlan& a, const ChunkPlan& b) {
+                      return a.first_token == b.first_token && a.n_tokens == b.n_tokens &&
+                             a.precision == b.precision;
+                    });
+}
+
 void Plan::validate() const {
   std::int64_t next = 0;
   for (std::size_t i = 0; i < chunks.size(); ++i) {

@@ -133,7 +133,7 @@ PlanInput Session::plan_input(const QueryAttention* query_attention) const {
 void Session::age_if_planner_wants() {
   if (!planned_ || !planner_->replans_during_decode()) return;
   Plan plan = planner_->plan(plan_input(nullptr));
-  if (plan.chunks == store_->plan().chunks) return;
+  if (plan.stores_like(store_->plan())) return;
   plan.validate();
   commit(plan);
 }

@@ -41,6 +41,9 @@ struct Plan {
   double average_code_bits() const;
   // Throws cocktail::Error naming the first chunk that is not contiguous from token 0.
   void validate() const;
+  // Whether a store holds both plans alike: the same chunk spans at the same precisions. Scores
+  // do not count (and NaN, every unscored chunk's score, equals nothing, itself included).
+  bool stores_like(const Plan& other) const;
 };
 
 // Chunks of `chunk_size` tokens over tokens [0, n_tokens), in token order, unscored. Full

@@ -1,0 +1,36 @@
+// The suite tests what it should: the CPU backend is found on the default search path, and
+// every extra plugin the build names is loaded (a file refused or missing would otherwise go
+// untested without a word).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "conformance.hpp"
+
+namespace cocktail::conformance {
+namespace {
+
+TEST(ConformanceDiscovery, FindsTheCpuBackendAndEveryExtraPlugin) {
+  const std::vector<std::string> names = backend_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "cpu"), names.end());
+  for (const std::filesystem::path& file : extra_plugins()) {
+    const bool loaded = std::any_of(registry().plugins().begin(), registry().plugins().end(),
+                                    [&](const PluginInfo& info) {
+                                      std::error_code error;
+                                      return std::filesystem::equivalent(info.file, file, error);
+                                    });
+    std::string why = "it is missing";
+    for (const PluginRejection& r : registry().rejections()) {
+      if (r.file == file) why = r.reason;
+    }
+    EXPECT_TRUE(loaded) << file << " was not loaded: " << why;
+  }
+}
+
+}  // namespace
+}  // namespace cocktail::conformance
