@@ -83,8 +83,11 @@ class GuardedStream final : public Stream, Guard<Stream> {
   void synchronize() override {
     call([&] { inner_->synchronize(); });
   }
-  std::shared_ptr<Event> record() override {
-    return keeping_owner(call([&] { return inner_->record(); }), owner_);
+  std::shared_ptr<Event> make_event() override {
+    return keeping_owner(call([&] { return inner_->make_event(); }), owner_);
+  }
+  void record(Event& event) override {
+    call([&] { inner_->record(event); });
   }
   double seconds_between(const Event& start, const Event& end) const override {
     return call([&] { return inner_->seconds_between(start, end); });

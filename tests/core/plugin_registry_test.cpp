@@ -408,7 +408,12 @@ std::vector<ThrowingCall> calls_into_every_entry_point() {
       {"backend", thrown_by("Stream::download"), [=](auto& r) { stream(r)->download(t, {}); }},
       {"backend", thrown_by("Stream::copy"), [=](auto& r) { stream(r)->copy(t, t); }},
       {"backend", thrown_by("Stream::synchronize"), [=](auto& r) { stream(r)->synchronize(); }},
-      {"backend", thrown_by("Stream::record"), [=](auto& r) { stream(r)->record(); }},
+      {"backend", thrown_by("Stream::make_event"), [=](auto& r) { stream(r)->make_event(); }},
+      {"backend", thrown_by("Stream::record"),
+       [=](auto& r) {
+         NoEvent event;
+         stream(r)->record(event);
+       }},
       {"backend", thrown_by("Stream::seconds_between"),
        [=](auto& r) { stream(r)->seconds_between(NoEvent(), NoEvent()); }},
       {"backend", thrown_by("Quantizer::spec"), [=](auto& r) { quantizer(r)->spec(); }},

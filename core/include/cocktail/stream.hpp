@@ -8,7 +8,8 @@
 
 namespace cocktail {
 
-// A point in a stream's queue, recorded for timing (Stream::record).
+// A marker for timing, made once (Stream::make_event) and recorded at a point of a stream's queue
+// as often as needed (Stream::record), so that timing every step allocates nothing.
 class Event {
  public:
   virtual ~Event() = default;
@@ -33,9 +34,12 @@ class Stream {
   // Waits until every piece of work enqueued so far is done.
   virtual void synchronize() = 0;
 
-  // An event at this point of the queue, reached when the work before it is done.
-  virtual std::shared_ptr<Event> record() = 0;
-  // Seconds between two events of this stream, both reached (after synchronize()).
+  // A new event, not yet recorded; any stream of the same backend may record it.
+  virtual std::shared_ptr<Event> make_event() = 0;
+  // Marks this point of the queue with `event`: it is reached when the work enqueued before it
+  // is done. Recording it again moves the mark.
+  virtual void record(Event& event) = 0;
+  // Seconds between two recorded events, both reached (after synchronize()).
   virtual double seconds_between(const Event& start, const Event& end) const = 0;
 };
 

@@ -172,7 +172,7 @@ DecodeTimes& DecodeTimes::operator+=(const DecodeTimes& o) {
 void LlamaRunner::step(Session& session, std::int32_t token, std::span<float> logits) {
   const Stopwatch watch;
   timing_ = true;
-  timed_work_.clear();
+  timed_count_ = 0;
   try {
     run_block(session, std::span<const std::int32_t>(&token, 1), logits);
   } catch (...) {
@@ -189,17 +189,23 @@ void LlamaRunner::step(Session& session, std::int32_t token, std::span<float> lo
 template <class Work>
 void LlamaRunner::timed(double DecodeTimes::*part, Work&& work) {
   if (!timing_) return work();
-  std::shared_ptr<Event> start = stream_->record();
+  if (timed_count_ == timed_work_.size()) {
+    timed_work_.push_back({part, stream_->make_event(), stream_->make_event()});
+  }
+  TimedWork& piece = timed_work_[timed_count_++];
+  piece.part = part;
+  stream_->record(*piece.start);
   work();
-  timed_work_.push_back({part, std::move(start), stream_->record()});
+  stream_->record(*piece.end);
 }
 
 // After the step's logits came back, so every event has been reached.
 void LlamaRunner::add_timed_parts(const Stream& stream, DecodeTimes& step) {
-  for (const TimedWork& w : timed_work_) {
+  for (std::size_t i = 0; i < timed_count_; ++i) {
+    const TimedWork& w = timed_work_[i];
     step.*(w.part) += stream.seconds_between(*w.start, *w.end);
   }
-  timed_work_.clear();
+  timed_count_ = 0;
 }
 
 void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> tokens,

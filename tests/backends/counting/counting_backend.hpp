@@ -70,7 +70,8 @@ class CountingStream final : public Stream {
   void download(const Tensor& src, std::span<std::byte> host) override;
   void copy(const Tensor& src, const Tensor& dst) override;
   void synchronize() override;
-  std::shared_ptr<Event> record() override { return cpu_->record(); }
+  std::shared_ptr<Event> make_event() override { return cpu_->make_event(); }
+  void record(Event& event) override { cpu_->record(event); }
   double seconds_between(const Event& start, const Event& end) const override {
     return cpu_->seconds_between(start, end);
   }

@@ -79,7 +79,8 @@ class ThrowingStream : public cocktail::Stream {
     throw_from("Stream::copy");
   }
   void synchronize() override { throw_from("Stream::synchronize"); }
-  std::shared_ptr<cocktail::Event> record() override { throw_from("Stream::record"); }
+  std::shared_ptr<cocktail::Event> make_event() override { throw_from("Stream::make_event"); }
+  void record(cocktail::Event&) override { throw_from("Stream::record"); }
   double seconds_between(const cocktail::Event&, const cocktail::Event&) const override {
     throw_from("Stream::seconds_between");
   }

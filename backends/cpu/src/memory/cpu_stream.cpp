@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "cocktail/error.hpp"
 #include "memory/cpu_buffer.hpp"
@@ -10,9 +11,10 @@ namespace cocktail::cpu {
 
 namespace {
 
+// The time it was last recorded: the CPU stream's work before it is done by then.
 class CpuEvent final : public Event {
  public:
-  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point at;
 };
 
 void expect_same_size(const char* op, std::size_t host, const Tensor& t) {
@@ -22,9 +24,12 @@ void expect_same_size(const char* op, std::size_t host, const Tensor& t) {
   }
 }
 
-const CpuEvent& cpu_event(const Event& e) {
-  const auto* event = dynamic_cast<const CpuEvent*>(&e);
-  if (event == nullptr) throw Error("seconds_between: an event of another stream");
+// The CPU event behind `e`, const where `e` is.
+template <class E>
+auto& cpu_event(const char* op, E& e) {
+  using Cpu = std::conditional_t<std::is_const_v<E>, const CpuEvent, CpuEvent>;
+  auto* event = dynamic_cast<Cpu*>(&e);
+  if (event == nullptr) throw Error(std::string(op) + ": an event of another backend");
   return *event;
 }
 
@@ -52,12 +57,18 @@ void CpuStream::copy(const Tensor& src, const Tensor& dst) {
   if (!from.empty()) std::memmove(to.data(), from.data(), from.size());
 }
 
-std::shared_ptr<Event> CpuStream::record() {
+std::shared_ptr<Event> CpuStream::make_event() {
   return std::make_shared<CpuEvent>();
 }
 
+void CpuStream::record(Event& event) {
+  cpu_event("record", event).at = std::chrono::steady_clock::now();
+}
+
 double CpuStream::seconds_between(const Event& start, const Event& end) const {
-  return std::chrono::duration<double>(cpu_event(end).at - cpu_event(start).at).count();
+  return std::chrono::duration<double>(cpu_event("seconds_between", end).at -
+                                       cpu_event("seconds_between", start).at)
+      .count();
 }
 
 }  // namespace cocktail::cpu

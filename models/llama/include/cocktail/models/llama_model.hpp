@@ -148,9 +148,10 @@ class LlamaRunner {
   void timed(double DecodeTimes::*part, Work&& work);
   void add_timed_parts(const Stream& stream, DecodeTimes& step);
 
-  // A timed piece of a decode step: its part and the events around it.
+  // A timed piece of a decode step: its part and the events around it, made at the first step
+  // that needs them and recorded again at every step after.
   struct TimedWork {
-    double DecodeTimes::*part;
+    double DecodeTimes::*part = nullptr;
     std::shared_ptr<Event> start, end;
   };
 
@@ -172,9 +173,11 @@ class LlamaRunner {
   std::shared_ptr<Buffer> captured_memory_;
   std::vector<Tensor> captured_;
   DecodeTimes decode_times_;
-  // Inside step(): whether to time its parts, and the pieces timed so far.
+  // Inside step(): whether to time its parts, and the pieces timed so far (the first
+  // timed_count_ of timed_work_).
   bool timing_ = false;
   std::vector<TimedWork> timed_work_;
+  std::size_t timed_count_ = 0;
 };
 
 }  // namespace cocktail::models
