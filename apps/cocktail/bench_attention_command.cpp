@@ -53,7 +53,8 @@ void fill_random(Backend& backend, Stream& stream, KvStore& store, std::int64_t 
     for (float& x : v) x = dist(rng);
     const DeviceRows kd = upload_rows(backend, stream, k, n, width, "k");
     const DeviceRows vd = upload_rows(backend, stream, v, n, width, "v");
-    for (int layer = 0; layer < shape.n_layers; ++layer) store.append(stream, layer, kd.tensor, vd.tensor);
+    for (int layer = 0; layer < shape.n_layers; ++layer)
+      store.append(stream, layer, kd.tensor, vd.tensor);
     stream.synchronize();
   }
 }

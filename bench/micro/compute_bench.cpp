@@ -107,7 +107,8 @@ void decode_layers(benchmark::State& state, MatmulActivations activations, bool 
     for (const auto& s : shapes) {
       bytes.push_back(random_weights(TensorType::q4_1, s[0], s[1]));
       total += bytes.back().size();
-      matrices.push_back(compute.upload_matrix({TensorType::q4_1, bytes.back().data(), s[0], s[1]}));
+      matrices.push_back(
+          compute.upload_matrix({TensorType::q4_1, bytes.back().data(), s[0], s[1]}));
     }
   }
   std::vector<float> x(1536, 0.5f), y(2 * 1536);

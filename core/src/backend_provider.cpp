@@ -30,7 +30,8 @@ int pick_device(const std::vector<DeviceInfo>& devices, const std::string& wante
     const auto first = std::find_if(devices.begin(), devices.end(),
                                     [](const DeviceInfo& d) { return d.availability.score > 0; });
     index = first - devices.begin();
-  } else if (std::all_of(wanted.begin(), wanted.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  } else if (std::all_of(wanted.begin(), wanted.end(),
+                         [](char c) { return c >= '0' && c <= '9'; })) {
     index = wanted.size() < 10 ? std::stol(wanted) : std::ptrdiff_t(devices.size());
   } else {
     index = std::find_if(devices.begin(), devices.end(),
@@ -38,10 +39,10 @@ int pick_device(const std::vector<DeviceInfo>& devices, const std::string& wante
             devices.begin();
   }
   if (index < 0 || index >= std::ptrdiff_t(devices.size())) {
-    throw Error(fmt::format("backend '{}' has no {}; its devices:{}", backend,
-                            wanted.empty() ? std::string("device that can run")
-                                           : fmt::format("device '{}'", wanted),
-                            listing(devices)));
+    throw Error(fmt::format(
+        "backend '{}' has no {}; its devices:{}", backend,
+        wanted.empty() ? std::string("device that can run") : fmt::format("device '{}'", wanted),
+        listing(devices)));
   }
   const DeviceInfo& chosen = devices[std::size_t(index)];
   if (chosen.availability.score <= 0) {

@@ -63,8 +63,7 @@ GatherTable make_gather_table(const Plan& plan, const Plan& committed, int tile_
   for (int c : plan.storage_order()) {
     if (stays_in_tail(plan, std::size_t(c), tile_tokens)) continue;
     const ChunkPlan& chunk = plan.chunks[std::size_t(c)];
-    const bool was_in_segment =
-        std::size_t(c) < before.size() && !before[std::size_t(c)].in_tail;
+    const bool was_in_segment = std::size_t(c) < before.size() && !before[std::size_t(c)].in_tail;
     for (std::int64_t t = 0; t < tiles_of(chunk, tile_tokens); ++t) {
       GatherTile tile;
       tile.first_position = chunk.first_token + t * tile_tokens;

@@ -172,8 +172,8 @@ class GuardedAttention final : public AttentionExecutor, Guard<AttentionExecutor
   std::unique_ptr<DecodePlan> plan_decode(const KvStore& store, int n_q_heads) override {
     return call([&] { return inner_->plan_decode(unguarded(store), n_q_heads); });
   }
-  void decode(Stream& stream, DecodePlan& plan, const KvStore& store, int layer,
-              const Tensor& q, float softmax_scale, const Tensor& out) override {
+  void decode(Stream& stream, DecodePlan& plan, const KvStore& store, int layer, const Tensor& q,
+              float softmax_scale, const Tensor& out) override {
     call([&] {
       inner_->decode(unguarded(stream), plan, unguarded(store), layer, q, softmax_scale, out);
     });
@@ -181,8 +181,7 @@ class GuardedAttention final : public AttentionExecutor, Guard<AttentionExecutor
   void prefill(Stream& stream, const KvStore& store, int layer, const Tensor& q, int n_q_heads,
                float softmax_scale, const Tensor& out) override {
     call([&] {
-      inner_->prefill(unguarded(stream), unguarded(store), layer, q, n_q_heads, softmax_scale,
-                      out);
+      inner_->prefill(unguarded(stream), unguarded(store), layer, q, n_q_heads, softmax_scale, out);
     });
   }
   void attention_mass(Stream& stream, const KvStore& store, int layer, const Tensor& q,
@@ -242,8 +241,7 @@ class GuardedCompute final : public Compute, Guard<Compute> {
                          std::span<const std::int64_t> lengths, int n_heads, int head_dim,
                          float scale, const Tensor& out) override {
     call([&] {
-      inner_->encoder_attention(unguarded(stream), q, k, v, lengths, n_heads, head_dim, scale,
-                                out);
+      inner_->encoder_attention(unguarded(stream), q, k, v, lengths, n_heads, head_dim, scale, out);
     });
   }
 };

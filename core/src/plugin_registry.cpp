@@ -208,7 +208,7 @@ PluginLabel PluginRegistry::label(PluginKind kind, const std::string& name) cons
 }
 
 std::shared_ptr<BackendProvider> PluginRegistry::make_backend_provider(const std::string& name,
-                                                                      Options* options) const {
+                                                                       Options* options) const {
   auto provider =
       std::static_pointer_cast<BackendProvider>(create(PluginKind::backend, name, options));
   return guard_backend_provider(std::move(provider), label(PluginKind::backend, name));

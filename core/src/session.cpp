@@ -17,8 +17,9 @@ Session::Session(std::shared_ptr<Backend> backend, std::shared_ptr<KvStore> stor
       planner_(std::move(planner)),
       scorer_(std::move(scorer)) {
   if (!backend_ || !store_ || !attention_ || !planner_ || !scorer_) {
-    throw Error("Session: a backend, a KV store, an attention executor, a planner and a scorer "
-                "are all needed");
+    throw Error(
+        "Session: a backend, a KV store, an attention executor, a planner and a scorer "
+        "are all needed");
   }
   stream_ = backend_->make_stream();
 }

@@ -13,8 +13,8 @@ namespace cocktail {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::HasSubstr;
 using testing::error_of;
+using ::testing::HasSubstr;
 
 const std::vector<DeviceInfo> kDevices = {
     {"Old GPU", 1 << 30, {0, "no code for its architecture"}},

@@ -261,7 +261,8 @@ TEST(EngineTest, AHostsOwnMemoryAndStreamAreWrappedWithoutACopy) {
   const std::vector<float> q = random_floats(std::size_t(kQHeads * kShape.head_dim), rng);
   std::vector<float> q_own = q, out_own(q.size(), NAN), out_copied(q.size());
   const std::shared_ptr<Buffer> q_memory = backend.wrap_memory(q_own.data(), q_own.size() * 4);
-  const std::shared_ptr<Buffer> out_memory = backend.wrap_memory(out_own.data(), out_own.size() * 4);
+  const std::shared_ptr<Buffer> out_memory =
+      backend.wrap_memory(out_own.data(), out_own.size() * 4);
   const auto row = std::int64_t(q.size());
   for (int layer = 0; layer < kShape.n_layers; ++layer) {
     wrapped.decode_attention(layer, Tensor{q_memory.get(), 0, ElementType::f32, 1, row}, kQHeads,

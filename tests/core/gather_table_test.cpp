@@ -64,7 +64,8 @@ TEST(GatherTable, FirstCommitReordersByPrecisionFromTheTail) {
 // their place in the old layout), the lowered one is requantized from its old tile, and new
 // chunks come from the tail rows after the old commit.
 TEST(GatherTable, ReplanReadsOldTilesAndTheRestOfTheTail) {
-  const Plan before = plan_of({{32, Precision::fp16}, {32, Precision::int4}, {32, Precision::fp16}});
+  const Plan before =
+      plan_of({{32, Precision::fp16}, {32, Precision::int4}, {32, Precision::fp16}});
   const Plan after = plan_of({{32, Precision::fp16},
                               {32, Precision::int4},
                               {32, Precision::int2},
@@ -74,8 +75,8 @@ TEST(GatherTable, ReplanReadsOldTilesAndTheRestOfTheTail) {
   EXPECT_EQ(table.committed_before, 96);
   EXPECT_EQ(table.n_committed, 128);
   expect_segment(table, Precision::fp16, {{0, 32, kSegment, Precision::fp16, 0}});
-  expect_segment(table, Precision::int4, {{32, 32, kSegment, Precision::int4, 0},
-                                          {96, 32, kTail, Precision::fp16, 0}});
+  expect_segment(table, Precision::int4,
+                 {{32, 32, kSegment, Precision::int4, 0}, {96, 32, kTail, Precision::fp16, 0}});
   expect_segment(table, Precision::int2, {{64, 32, kSegment, Precision::fp16, 1}});
 }
 

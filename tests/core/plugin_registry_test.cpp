@@ -90,11 +90,10 @@ TEST_F(PluginRegistryScanTest, RefusesExactlyTheBadFiles) {
   for (const PluginRejection& r : registry_.rejections()) {
     if (r.file.parent_path() == kPluginDir) refused.push_back(r.file);
   }
-  EXPECT_THAT(refused,
-              UnorderedElementsAre(plugin_file("test-abi-next"), plugin_file("test-abi-previous"),
-                                   plugin_file("test-no-entry"),
-                                   plugin_file("test-small-descriptor"),
-                                   plugin_file("not-a-plugin"), plugin_file("test-twin")));
+  EXPECT_THAT(refused, UnorderedElementsAre(
+                           plugin_file("test-abi-next"), plugin_file("test-abi-previous"),
+                           plugin_file("test-no-entry"), plugin_file("test-small-descriptor"),
+                           plugin_file("not-a-plugin"), plugin_file("test-twin")));
   std::vector<std::string> accepted;
   for (const PluginInfo& info : registry_.plugins()) {
     if (info.file.parent_path() == kPluginDir) accepted.push_back(info.name);

@@ -723,10 +723,12 @@ TEST(Matmul, ShapeErrorsNameTheOperand) {
   expect_error([&] { compute.matmul(weights, std::span(x).first(100), 2, y); },
                "x has 100 elements");
   expect_error([&] { compute.matmul(weights, x, 2, std::span(y).first(5)); }, "y has 5 elements");
-  expect_error([&] { compute.upload_matrix({TensorType::q4_1, b.data(), 3, 40}); },
-               "not a whole number of 32-element blocks");
-  expect_error([&] { compute.upload_matrix({TensorType::q4_1, nullptr, 3, 64}); },
-               "empty weights");
+  expect_error(
+      [&] {
+        compute.upload_matrix({TensorType::q4_1, b.data(), 3, 40});
+      },
+      "not a whole number of 32-element blocks");
+  expect_error([&] { compute.upload_matrix({TensorType::q4_1, nullptr, 3, 64}); }, "empty weights");
 }
 
 // ---- embedding and elementwise ops --------------------------------------------------------

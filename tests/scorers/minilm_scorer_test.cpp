@@ -9,8 +9,8 @@
 #include "cocktail/config.hpp"
 #include "cocktail/engine.hpp"
 #include "cocktail/error.hpp"
-#include "support/direct_cpu_backend.hpp"
 #include "models/bert/tiny_bert.hpp"
+#include "support/direct_cpu_backend.hpp"
 #include "support/error_of.hpp"
 
 namespace cocktail::scorers {

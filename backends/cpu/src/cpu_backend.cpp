@@ -91,7 +91,8 @@ std::shared_ptr<AttentionExecutor> CpuBackend::make_attention() {
 }
 
 std::shared_ptr<Compute> CpuBackend::make_compute() {
-  return std::make_shared<CpuCompute>(settings_.threads, settings_.activations, settings_.row_groups);
+  return std::make_shared<CpuCompute>(settings_.threads, settings_.activations,
+                                      settings_.row_groups);
 }
 
 std::shared_ptr<Buffer> CpuBackend::allocate(std::size_t bytes) {

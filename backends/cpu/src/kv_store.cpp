@@ -80,8 +80,7 @@ std::size_t CpuKvStore::tail_offset(const TailMemory& tail, int head) const {
   return std::size_t(head) * std::size_t(tail.capacity) * std::size_t(options_.shape.head_dim);
 }
 
-CpuKvStore::TailMemory CpuKvStore::moved_tail(std::int64_t first_row,
-                                              std::int64_t capacity) const {
+CpuKvStore::TailMemory CpuKvStore::moved_tail(std::int64_t first_row, std::int64_t capacity) const {
   TailMemory moved = allocate_tail(capacity);
   const std::size_t d = std::size_t(options_.shape.head_dim);
   for (int head = 0; head < n_heads(); ++head) {
@@ -110,8 +109,8 @@ CpuKvStore::SegmentMemory CpuKvStore::allocate_segments(const Tiles& tiles) cons
   return memory;
 }
 
-std::uint8_t* CpuKvStore::segment_data(const SegmentMemory& memory, const Tiles& tiles,
-                                       Precision p, int head) const {
+std::uint8_t* CpuKvStore::segment_data(const SegmentMemory& memory, const Tiles& tiles, Precision p,
+                                       int head) const {
   const std::size_t per_head = tiles[index_of(p)].size() * formats_[index_of(p)].bytes;
   return memory.bytes.get() + memory.offset[index_of(p)] + std::size_t(head) * per_head;
 }
@@ -248,8 +247,9 @@ void CpuKvStore::gather_head(int head, const GatherTable& table, const Tiles& ti
     for (const GatherTile& tile : table.segment(p)) {
       const GatherSource& from = tile.source;
       if (from.place == GatherSource::Place::segment) {
-        const std::uint8_t* old = segment_data(segments_, tiles_, from.precision, head) +
-                                  std::size_t(from.index) * formats_[index_of(from.precision)].bytes;
+        const std::uint8_t* old =
+            segment_data(segments_, tiles_, from.precision, head) +
+            std::size_t(from.index) * formats_[index_of(from.precision)].bytes;
         if (from.precision == p) {
           std::copy_n(old, format.bytes, out);
         } else {
@@ -305,8 +305,8 @@ std::size_t CpuKvStore::bytes() const {
   const KvShape& s = options_.shape;
   std::size_t total = 0;
   for (Precision p : kAllPrecisions) {
-    total += tiles_[index_of(p)].size() * formats_[index_of(p)].bytes *
-             std::size_t(s.n_layers) * std::size_t(s.n_kv_heads);
+    total += tiles_[index_of(p)].size() * formats_[index_of(p)].bytes * std::size_t(s.n_layers) *
+             std::size_t(s.n_kv_heads);
   }
   for (std::int64_t n : layer_tokens_) {
     total += std::size_t(n - n_committed_) * s.token_floats() * 2 * sizeof(std::uint16_t);

@@ -50,8 +50,7 @@ class CpuKvStore final : public KvStore {
   // return.
   void append(Stream& stream, int layer, const Tensor& k, const Tensor& v) override;
   void commit(Stream& stream, const Plan& plan) override;
-  void append(int layer, std::span<const float> k, std::span<const float> v,
-              std::int64_t n_tokens);
+  void append(int layer, std::span<const float> k, std::span<const float> v, std::int64_t n_tokens);
   // Gathers, reorders and quantizes by the plan's GatherTable (gather_table.hpp).
   void commit(const Plan& plan);
   std::int64_t n_tokens() const override { return layer_tokens_[0]; }

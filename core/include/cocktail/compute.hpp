@@ -88,8 +88,8 @@ class Compute {
   // The BERT-style encoder ops.
   // out[i] = (x[i] - mean(x[i])) / sqrt(var(x[i]) + eps) * weight + bias for each row, with
   // weight and bias [1][x.cols] (the biased variance, as BERT's LayerNorm); out may be x.
-  virtual void layer_norm(Stream& stream, const Tensor& x, const Tensor& weight,
-                          const Tensor& bias, float eps, const Tensor& out) = 0;
+  virtual void layer_norm(Stream& stream, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                          float eps, const Tensor& out) = 0;
   // x = x · Φ(x), elementwise: GELU in its exact (erf) form.
   virtual void gelu(Stream& stream, const Tensor& x) = 0;
   // x[r] += bias for each row; bias is [1][x.cols] (a linear layer's bias).
@@ -98,9 +98,9 @@ class Compute {
   // encoder runs it: q, k, v and out are [tokens][n_heads · head_dim] with tokens =
   // Σ lengths, and every token attends to every token of its own sequence with
   // softmax(scale · q·k) per head. `lengths` is the batch's shape, read on the host.
-  virtual void encoder_attention(Stream& stream, const Tensor& q, const Tensor& k,
-                                 const Tensor& v, std::span<const std::int64_t> lengths,
-                                 int n_heads, int head_dim, float scale, const Tensor& out) = 0;
+  virtual void encoder_attention(Stream& stream, const Tensor& q, const Tensor& k, const Tensor& v,
+                                 std::span<const std::int64_t> lengths, int n_heads, int head_dim,
+                                 float scale, const Tensor& out) = 0;
 };
 
 }  // namespace cocktail

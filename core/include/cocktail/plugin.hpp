@@ -74,7 +74,7 @@ void destroy(void* object) noexcept {
     return &descriptor;                                                                  \
   }
 
-#define COCKTAIL_BACKEND_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL)                                 \
+#define COCKTAIL_BACKEND_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL)                            \
   COCKTAIL_DEFINE_PLUGIN_(COCKTAIL_PLUGIN_BACKEND, cocktail::BackendProvider, NAME, VERSION, \
                           DESCRIPTION, IMPL)
 #define COCKTAIL_PLANNER_PLUGIN(NAME, VERSION, DESCRIPTION, IMPL)                         \

@@ -25,9 +25,9 @@ enum cocktail_plugin_kind {
 #define COCKTAIL_CREATE_BAD_CONFIG 2
 
 /* Creates the plugin's object from its config table (a `cocktail::Options*`, may be null).
- * On success stores the object (a `cocktail::BackendProvider*`, `ChunkPlanner*` or `ChunkScorer*` by
- * kind) in *out and returns 0; on failure writes a message into error[error_size] and returns
- * a non-zero status. Never throws. */
+ * On success stores the object (a `cocktail::BackendProvider*`, `ChunkPlanner*` or `ChunkScorer*`
+ * by kind) in *out and returns 0; on failure writes a message into error[error_size] and returns a
+ * non-zero status. Never throws. */
 typedef int (*cocktail_create_fn)(void* options, void** out, char* error, size_t error_size);
 typedef void (*cocktail_destroy_fn)(void* object);
 

@@ -58,7 +58,7 @@ class PluginRegistry {
   // an error of this library naming the plugin, so no exception outlives the plugin's library.
   // A planner's and a scorer's calls are serialised: sessions on other threads may share them.
   std::shared_ptr<BackendProvider> make_backend_provider(const std::string& name,
-                                                        Options* options = nullptr) const;
+                                                         Options* options = nullptr) const;
   std::shared_ptr<ChunkPlanner> make_planner(const std::string& name,
                                              Options* options = nullptr) const;
   std::shared_ptr<ChunkScorer> make_scorer(const std::string& name,

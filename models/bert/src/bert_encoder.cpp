@@ -52,7 +52,8 @@ void BertEncoder::upload_model() {
   layers_.resize(in.size());
   for (std::size_t l = 0; l < in.size(); ++l) {
     DeviceLayer& out = layers_[l];
-    for (auto [device, host] : {std::pair{&out.query, &in[l].query}, {&out.key, &in[l].key},
+    for (auto [device, host] : {std::pair{&out.query, &in[l].query},
+                                {&out.key, &in[l].key},
                                 {&out.value, &in[l].value},
                                 {&out.attention_output, &in[l].attention_output},
                                 {&out.intermediate, &in[l].intermediate},

@@ -119,13 +119,18 @@ LlamaRunner::LlamaRunner(const LlamaWeights& weights, int max_block)
   if (max_block < 1) throw Error(fmt::format("prefill block of {} tokens; at least 1", max_block));
   const LlamaHyperparameters& h = model_.hparams();
   const std::int64_t kv = h.n_kv_heads * h.head_dim;
-  const TensorRequest tensors[] = {
-      {&ids_, ElementType::i32, max_block, 1},     {&positions_, ElementType::i32, max_block, 1},
-      {&x_, ElementType::f32, max_block, h.n_embd},    {&norm_, ElementType::f32, max_block, h.n_embd},
-      {&q_, ElementType::f32, max_block, h.n_embd},    {&attn_, ElementType::f32, max_block, h.n_embd},
-      {&proj_, ElementType::f32, max_block, h.n_embd}, {&k_, ElementType::f32, max_block, kv},
-      {&v_, ElementType::f32, max_block, kv},          {&gate_, ElementType::f32, max_block, h.n_ff},
-      {&up_, ElementType::f32, max_block, h.n_ff},     {&logits_, ElementType::f32, 1, h.n_vocab}};
+  const TensorRequest tensors[] = {{&ids_, ElementType::i32, max_block, 1},
+                                   {&positions_, ElementType::i32, max_block, 1},
+                                   {&x_, ElementType::f32, max_block, h.n_embd},
+                                   {&norm_, ElementType::f32, max_block, h.n_embd},
+                                   {&q_, ElementType::f32, max_block, h.n_embd},
+                                   {&attn_, ElementType::f32, max_block, h.n_embd},
+                                   {&proj_, ElementType::f32, max_block, h.n_embd},
+                                   {&k_, ElementType::f32, max_block, kv},
+                                   {&v_, ElementType::f32, max_block, kv},
+                                   {&gate_, ElementType::f32, max_block, h.n_ff},
+                                   {&up_, ElementType::f32, max_block, h.n_ff},
+                                   {&logits_, ElementType::f32, 1, h.n_vocab}};
   activations_ = allocate_tensors(weights.backend(), tensors);
   host_positions_.resize(std::size_t(max_block));
 }
@@ -137,9 +142,10 @@ void LlamaRunner::prefill(Session& session, std::span<const std::int32_t> tokens
   if (capturing_) {
     const std::int64_t first = session.store().n_tokens();
     if (capture_from_ < first) {
-      throw Error(fmt::format("the queries to capture start at position {}, before this "
-                              "prefill's first position {}",
-                              capture_from_, first));
+      throw Error(
+          fmt::format("the queries to capture start at position {}, before this "
+                      "prefill's first position {}",
+                      capture_from_, first));
     }
     // Room for the queries of positions capture_from_ on, in every capture layer.
     const std::int64_t rows = std::max<std::int64_t>(first + total - capture_from_, 0);
@@ -220,8 +226,7 @@ void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> toke
   upload(stream, tokens, ids_.row_range(0, n));
   upload(stream, std::span<const std::int32_t>(host_positions_).first(std::size_t(n)),
          positions_.row_range(0, n));
-  compute_.embedding(stream, weights_.token_embedding(), ids_.row_range(0, n),
-                     x_.row_range(0, n));
+  compute_.embedding(stream, weights_.token_embedding(), ids_.row_range(0, n), x_.row_range(0, n));
   for (int l = 0; l < h.n_layers; ++l) {
     attention_block(session, l, n);
     ffn_block(weights_.layers()[std::size_t(l)], n);

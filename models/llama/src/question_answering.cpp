@@ -29,8 +29,7 @@ Session session_for(const Engine& engine, const LlamaModel& model, const Questio
 
 QuestionAnswerer::QuestionAnswerer(const Engine& engine, const LlamaModel& model,
                                    const ModelSettings& settings)
-    : QuestionAnswerer(engine,
-                       std::make_shared<const LlamaWeights>(model, engine.backend()),
+    : QuestionAnswerer(engine, std::make_shared<const LlamaWeights>(model, engine.backend()),
                        settings) {}
 
 QuestionAnswerer::QuestionAnswerer(const Engine& engine,

@@ -1,6 +1,6 @@
 // A backend provider and backend whose every method throws, except the factories, which make
-// objects whose every method throws. Two methods throw what a careless plugin might: std::bad_alloc and a value
-// that is no std::exception at all.
+// objects whose every method throws. Two methods throw what a careless plugin might: std::bad_alloc
+// and a value that is no std::exception at all.
 #include <new>
 
 #include "cocktail/plugin.hpp"
@@ -32,9 +32,7 @@ class ThrowingKvStore : public cocktail::KvStore {
   void append(cocktail::Stream&, int, const cocktail::Tensor&, const cocktail::Tensor&) override {
     throw_from("KvStore::append");
   }
-  void commit(cocktail::Stream&, const cocktail::Plan&) override {
-    throw_from("KvStore::commit");
-  }
+  void commit(cocktail::Stream&, const cocktail::Plan&) override { throw_from("KvStore::commit"); }
   std::int64_t n_tokens() const override { throw_from("KvStore::n_tokens"); }
   std::int64_t n_committed() const override { throw_from("KvStore::n_committed"); }
   const cocktail::Plan& plan() const override { throw_from("KvStore::plan"); }
@@ -110,18 +108,14 @@ class ThrowingCompute : public cocktail::Compute {
   void rope(Stream&, const Tensor&, const Tensor&, int, int, float) override {
     throw_from("Compute::rope");
   }
-  void silu_mul(Stream&, const Tensor&, const Tensor&) override {
-    throw_from("Compute::silu_mul");
-  }
+  void silu_mul(Stream&, const Tensor&, const Tensor&) override { throw_from("Compute::silu_mul"); }
   void add(Stream&, const Tensor&, const Tensor&) override { throw_from("Compute::add"); }
   void layer_norm(Stream&, const Tensor&, const Tensor&, const Tensor&, float,
                   const Tensor&) override {
     throw_from("Compute::layer_norm");
   }
   void gelu(Stream&, const Tensor&) override { throw_from("Compute::gelu"); }
-  void add_bias(Stream&, const Tensor&, const Tensor&) override {
-    throw_from("Compute::add_bias");
-  }
+  void add_bias(Stream&, const Tensor&, const Tensor&) override { throw_from("Compute::add_bias"); }
   void encoder_attention(Stream&, const Tensor&, const Tensor&, const Tensor&,
                          std::span<const std::int64_t>, int, int, float, const Tensor&) override {
     throw_from("Compute::encoder_attention");

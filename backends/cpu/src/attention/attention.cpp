@@ -149,9 +149,8 @@ void CpuDecodePlan::check_fits(const CpuKvStore& store, int layer) const {
   if (&store != store_ || store.commits() != commits_ ||
       store.layer_tokens(layer) != layer_tokens_) {
     throw Error("attention: the decode plan was made for " + std::to_string(layer_tokens_) +
-                " tokens of " + (&store == store_ ? "this store" : "another store") +
-                "; layer " + std::to_string(layer) + " now holds " +
-                std::to_string(store.layer_tokens(layer)) +
+                " tokens of " + (&store == store_ ? "this store" : "another store") + "; layer " +
+                std::to_string(layer) + " now holds " + std::to_string(store.layer_tokens(layer)) +
                 (store.commits() != commits_ ? " after a commit" : "") + ": plan the step again");
   }
 }
@@ -178,7 +177,8 @@ void CpuAttention::decode(CpuDecodePlan& plan, const CpuKvStore& store, int laye
   for (std::size_t i = 0; i < tasks.size(); ++i) attend_range(tasks[i]);
 
   for (int h = 0; h < shape.n_kv_heads; ++h) {
-    merge_into(plan.partials[std::size_t(h)], group, dim, out.data() + std::size_t(h * group * dim));
+    merge_into(plan.partials[std::size_t(h)], group, dim,
+               out.data() + std::size_t(h * group * dim));
   }
 }
 
@@ -261,9 +261,9 @@ void CpuAttention::prefill(const CpuKvStore& store, int layer, std::span<const f
   }
 }
 
-void CpuAttention::attention_mass(const CpuKvStore& store, int layer,
-                                  std::span<const float> q, std::int64_t n_query, int n_q_heads,
-                                  float softmax_scale, std::span<float> mass) const {
+void CpuAttention::attention_mass(const CpuKvStore& store, int layer, std::span<const float> q,
+                                  std::int64_t n_query, int n_q_heads, float softmax_scale,
+                                  std::span<float> mass) const {
   check_query(store, layer, q.size(), q.size(), n_query, n_q_heads);
   if (store.n_committed() > 0) {
     throw Error(

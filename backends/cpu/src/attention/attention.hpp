@@ -33,10 +33,10 @@ class CpuDecodePlan final : public DecodePlan {
 
   int n_q_heads;
   int threads;
-  std::vector<float> scaled_q;                // [n_q_heads][head_dim]
-  std::vector<HeadView> views;                // per KV head, refilled for each layer
+  std::vector<float> scaled_q;                 // [n_q_heads][head_dim]
+  std::vector<HeadView> views;                 // per KV head, refilled for each layer
   std::vector<std::vector<Partial>> partials;  // [KV head][range]
-  std::vector<RangeTask> tasks;               // per KV head, its ranges in order
+  std::vector<RangeTask> tasks;                // per KV head, its ranges in order
 
  private:
   const CpuKvStore* store_;
@@ -53,16 +53,16 @@ class CpuAttention final : public AttentionExecutor {
   explicit CpuAttention(int threads) : threads_(threads) {}
 
   std::unique_ptr<DecodePlan> plan_decode(const KvStore& store, int n_q_heads) override;
-  void decode(Stream& stream, DecodePlan& plan, const KvStore& store, int layer,
-              const Tensor& q, float softmax_scale, const Tensor& out) override;
+  void decode(Stream& stream, DecodePlan& plan, const KvStore& store, int layer, const Tensor& q,
+              float softmax_scale, const Tensor& out) override;
   void prefill(Stream& stream, const KvStore& store, int layer, const Tensor& q, int n_q_heads,
                float softmax_scale, const Tensor& out) override;
   void attention_mass(Stream& stream, const KvStore& store, int layer, const Tensor& q,
                       int n_q_heads, float softmax_scale, const Tensor& mass) override;
 
   // Host forms: q, out and mass are row-major float spans.
-  void decode(CpuDecodePlan& plan, const CpuKvStore& store, int layer,
-              std::span<const float> q, float softmax_scale, std::span<float> out) const;
+  void decode(CpuDecodePlan& plan, const CpuKvStore& store, int layer, std::span<const float> q,
+              float softmax_scale, std::span<float> out) const;
   // Plans and runs one decode: what a step does for a single layer.
   void decode(const CpuKvStore& store, int layer, std::span<const float> q, int n_q_heads,
               float softmax_scale, std::span<float> out) const;

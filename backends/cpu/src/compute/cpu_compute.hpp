@@ -91,12 +91,11 @@ class CpuCompute final : public Compute {
   void matmul(const CpuWeights& w, std::span<const float> x, std::int64_t n, std::span<float> y);
   void matmul_shared_input(std::span<const float> x, std::int64_t n,
                            std::span<const HostMatmulOutput> outputs);
-  void embedding(const WeightView& table, std::span<const std::int32_t> ids,
-                 std::span<float> out);
+  void embedding(const WeightView& table, std::span<const std::int32_t> ids, std::span<float> out);
   void rms_norm(std::span<const float> x, std::span<const float> weight, float eps,
                 std::span<float> out);
-  void rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads,
-            int head_dim, float base);
+  void rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads, int head_dim,
+            float base);
   void silu_mul(std::span<float> gate, std::span<const float> up);
   void add(std::span<float> x, std::span<const float> y);
   void layer_norm(std::span<const float> x, std::span<const float> weight,

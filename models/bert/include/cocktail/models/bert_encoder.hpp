@@ -63,9 +63,9 @@ class BertEncoder {
   DeviceNorm embedding_norm_;
   std::vector<DeviceLayer> layers_;
   std::shared_ptr<Buffer> activations_;
-  Tensor ids_, positions_, types_;                                  // i32 [rows][1]
-  Tensor x_, q_, k_, v_, context_, projected_, hidden_;            // f32 [rows][width]
-  std::int64_t n_ = 0;  // tokens in the batch
+  Tensor ids_, positions_, types_;                       // i32 [rows][1]
+  Tensor x_, q_, k_, v_, context_, projected_, hidden_;  // f32 [rows][width]
+  std::int64_t n_ = 0;                                   // tokens in the batch
   std::vector<std::int64_t> lengths_;
   std::vector<std::int32_t> ids_host_, positions_host_, types_host_;
   std::vector<float> x_host_;
