@@ -22,8 +22,11 @@
 #include "cocktail/plugin_registry.hpp"
 #include "cocktail/precision.hpp"
 #include "cocktail/tensor_allocation.hpp"
+#include "support/failures.hpp"
 
 namespace cocktail::conformance {
+
+using testing::Failures;
 
 // Random K and V rows [n_tokens][n_kv_heads · head_dim] for one layer; the keys carry an outlier
 // channel per head, as real keys do, so that per-channel and per-token groups differ.
@@ -88,17 +91,6 @@ class BackendTest : public ::testing::TestWithParam<std::string> {
   INSTANTIATE_TEST_SUITE_P(Backends, suite,                                               \
                            ::testing::ValuesIn(::cocktail::conformance::backend_names()), \
                            ::cocktail::conformance::test_name)
-
-// Counts failed element checks and keeps the first, so one bad block reports once.
-struct Failures {
-  int count = 0;
-  std::string first;
-
-  void add(bool ok, const std::function<std::string()>& what) {
-    if (ok) return;
-    if (count++ == 0) first = what();
-  }
-};
 
 // Chunks over tokens [0, n_tokens) whose lengths cycle through `lengths` and precisions through
 // `precisions`, so that precisions are scattered over the context and chunks end inside tiles.

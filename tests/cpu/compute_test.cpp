@@ -23,6 +23,7 @@
 #include "compute/huge_page_arena.hpp"
 #include "compute/matmul_kernels.hpp"
 #include "compute/row_groups.hpp"
+#include "support/layer_norm_reference.hpp"
 #include "support/simd_targets.hpp"
 
 namespace cocktail::cpu {
@@ -854,24 +855,16 @@ TEST(LayerNorm, MatchesDefinition) {
     const auto bias = random_activations(std::size_t(dim), rng);
     std::vector<float> out(x.size());
     CpuCompute(2).layer_norm(x, weight, bias, 1e-12f, out);
+    const testing::LayerNormReference ref =
+        testing::layer_norm_reference(x, dim, weight, bias, 1e-12);
     for (std::int64_t r = 0; r < rows; ++r) {
-      double mean = 0.0, var = 0.0;
-      for (std::int64_t j = 0; j < dim; ++j) mean += x[std::size_t(r * dim + j)];
-      mean /= double(dim);
-      for (std::int64_t j = 0; j < dim; ++j) {
-        const double d = x[std::size_t(r * dim + j)] - mean;
-        var += d * d;
-      }
-      const double scale = 1.0 / std::sqrt(var / double(dim) + 1e-12);
       for (std::int64_t j = 0; j < dim; ++j) {
         const auto at = std::size_t(r * dim + j);
-        const double normed = (x[at] - mean) * scale;
-        const double want = normed * weight[std::size_t(j)] + bias[std::size_t(j)];
         // Row 1's inputs carry float rounding of 1000 + x, about 6e-5 relative to its spread.
-        const double tol =
-            (r == 1 ? 2e-3 : 1e-5) * std::abs(weight[std::size_t(j)]) * (std::abs(normed) + 1.0) +
-            1e-6;
-        ASSERT_NEAR(out[at], want, tol) << r << " " << j;
+        const double tol = (r == 1 ? 2e-3 : 1e-5) * std::abs(weight[std::size_t(j)]) *
+                               (std::abs(ref.normed[at]) + 1.0) +
+                           1e-6;
+        ASSERT_NEAR(out[at], ref.want[at], tol) << r << " " << j;
       }
     }
     std::vector<float> in_place = x;

@@ -20,9 +20,12 @@
 #include "cocktail/error.hpp"
 #include "quant/bitpack.hpp"
 #include "quant/packed_layout.hpp"
+#include "support/failures.hpp"
 
 namespace cocktail::cpu {
 namespace {
+
+using testing::Failures;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -203,17 +206,6 @@ Packed round_trip(const QuantSpec& spec, const BlockShape& shape, const std::vec
   quantizer.unpack(p.bytes, shape, p.decoded);
   return p;
 }
-
-// Counts failed element checks and keeps the first, so one bad block reports once.
-struct Failures {
-  int count = 0;
-  std::string first;
-
-  void add(bool ok, const std::function<std::string()>& what) {
-    if (ok) return;
-    if (count++ == 0) first = what();
-  }
-};
 
 std::string at(int t, int c) {
   return "token " + std::to_string(t) + " channel " + std::to_string(c) + ": ";
