@@ -49,12 +49,6 @@ std::int64_t committed_tokens(const Plan& plan, int tile_tokens) {
 
 }  // namespace
 
-std::int64_t GatherTable::tiles() const {
-  std::int64_t n = 0;
-  for (const auto& segment : segments) n += std::int64_t(segment.size());
-  return n;
-}
-
 GatherTable make_gather_table(const Plan& plan, const Plan& committed, int tile_tokens) {
   GatherTable table;
   table.n_committed = committed_tokens(plan, tile_tokens);

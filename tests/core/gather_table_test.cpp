@@ -52,7 +52,6 @@ TEST(GatherTable, FirstCommitReordersByPrecisionFromTheTail) {
   const GatherTable table = make_gather_table(plan, Plan{}, 32);
   EXPECT_EQ(table.committed_before, 0);
   EXPECT_EQ(table.n_committed, 136);
-  EXPECT_EQ(table.tiles(), 5);
   expect_segment(table, Precision::fp16,
                  {{32, 32, kTail, Precision::fp16, 32}, {64, 8, kTail, Precision::fp16, 64}});
   expect_segment(table, Precision::int4, {{72, 32, kTail, Precision::fp16, 72}});

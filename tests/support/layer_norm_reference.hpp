@@ -12,6 +12,12 @@ namespace cocktail::testing {
 // mean²): `normed` before the weight and bias, `want` after.
 struct LayerNormReference {
   std::vector<double> normed, want;
+
+  // What float32 arithmetic may be off by at element `at` of weight `weight`, where the row's
+  // inputs carry a relative rounding of `relative` (more for a row far from zero).
+  double tolerance(std::size_t at, double weight, double relative) const {
+    return relative * std::abs(weight) * (std::abs(normed[at]) + 1.0) + 1e-6;
+  }
 };
 
 inline LayerNormReference layer_norm_reference(std::span<const float> x, std::int64_t dim,

@@ -41,7 +41,6 @@ struct GatherTable {
   std::int64_t committed_before = 0;
 
   const std::vector<GatherTile>& segment(Precision p) const { return segments[std::size_t(p)]; }
-  std::int64_t tiles() const;
 };
 
 // The table that takes a store whose segments hold `committed` (its last plan, empty at first)

@@ -220,7 +220,6 @@ void LlamaRunner::run_block(Session& session, std::span<const std::int32_t> toke
   const auto n = std::int64_t(tokens.size());
   const std::int64_t first = session.store().n_tokens();
   for (std::int64_t i = 0; i < n; ++i) host_positions_[std::size_t(i)] = std::int32_t(first + i);
-  block_first_ = first;
   stream_ = &session.stream();
   Stream& stream = *stream_;
   upload(stream, tokens, ids_.row_range(0, n));
@@ -277,11 +276,12 @@ void LlamaRunner::keep_captured_queries(int layer, std::int64_t n) {
   const auto slot = std::find(capture_layers_.begin(), capture_layers_.end(), layer);
   if (slot == capture_layers_.end()) return;
   // The block's rows at positions capture_from_ on, to their rows of the capture.
-  const std::int64_t skip = std::clamp<std::int64_t>(capture_from_ - block_first_, 0, n);
+  const std::int64_t block_first = host_positions_[0];
+  const std::int64_t skip = std::clamp<std::int64_t>(capture_from_ - block_first, 0, n);
   if (skip == n) return;
   const Tensor& kept = captured_[std::size_t(slot - capture_layers_.begin())];
   stream_->copy(q_.row_range(skip, n - skip),
-                kept.row_range(block_first_ + skip - capture_from_, n - skip));
+                kept.row_range(block_first + skip - capture_from_, n - skip));
 }
 QueryAttention LlamaRunner::query_attention(const Session& session, std::int64_t n_context,
                                             std::span<const int> layers) const {

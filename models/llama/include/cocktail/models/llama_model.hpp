@@ -164,7 +164,6 @@ class LlamaRunner {
   Tensor x_, norm_, q_, k_, v_, attn_, gate_, up_, proj_, logits_;  // f32 [rows][width]
   std::vector<std::int32_t> host_positions_;                        // the block's, on their way up
   Stream* stream_ = nullptr;                                        // the session's, during a block
-  std::int64_t block_first_ = 0;                                    // the block's first position
   std::int64_t capture_from_ = 0;
   bool capturing_ = false;  // only prefill captures: decode steps are not the query
   std::vector<int> capture_layers_;
