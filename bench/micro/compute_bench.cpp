@@ -4,7 +4,7 @@
 //   build/release/bin/cocktail_compute_bench --benchmark_filter=decode
 //
 // bytes_per_second is the weight bytes streamed per call; items_per_second is multiply-adds.
-// Decode cases ending in /row_groups read the weights through CpuCompute::prepare's copy.
+// Decode cases ending in /row_groups read the weights through the row-group copy CpuCompute::upload makes.
 
 #include <benchmark/benchmark.h>
 

@@ -7,7 +7,7 @@
 
 namespace cocktail::cpu {
 
-// Memory for the row-group copies of a model's matrices (CpuCompute::prepare), carved in order
+// Memory for the row-group copies of a model's matrices (CpuCompute::upload), carved in order
 // out of 2 MiB-aligned blocks that ask the kernel for huge pages. In 4 KiB pages the decode GEMV
 // waits on TLB misses: SmolLM2's 30 MB output matrix streamed from DRAM in 600-680 µs against
 // 360-390 µs in 2 MiB pages, and its 30 layers, whose matrices (0.07-0.6 MB) are too small for a
