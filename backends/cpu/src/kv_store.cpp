@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cocktail/error.hpp"
+#include "cocktail/kv_store_checks.hpp"
 #include "memory/cpu_buffer.hpp"
 #include "quant/half_convert.hpp"
 
@@ -16,37 +17,13 @@ std::size_t index_of(Precision p) {
   return std::size_t(p);
 }
 
-void check_options(const KvStoreOptions& o) {
-  const KvShape& s = o.shape;
-  if (s.n_layers < 1 || s.n_kv_heads < 1 || s.head_dim < 1) {
-    throw Error("KV store: layers, KV heads and head_dim must be positive (got " +
-                std::to_string(s.n_layers) + ", " + std::to_string(s.n_kv_heads) + ", " +
-                std::to_string(s.head_dim) + ")");
-  }
-  // The kernels walk a tile in blocks of 32 codes along both of its axes.
-  if (s.head_dim % 32 != 0) {
-    throw Error("KV store: head_dim " + std::to_string(s.head_dim) +
-                " is not a multiple of 32, which the CPU kernels need");
-  }
-  if (o.layout.group_size < 32 || o.layout.group_size % 32 != 0) {
-    throw Error("KV store: quant.group_size " + std::to_string(o.layout.group_size) +
-                " must be a positive multiple of 32");
-  }
-}
-
-// Lower precision = later in the enum. A token can only move down, and only from a form good
-// enough to requantize from.
-bool can_requantize(Precision from, Precision to) {
-  return from == to || (to > from && (from == Precision::fp16 || from == Precision::int8));
-}
-
 // Without a max_tokens the tail starts with room for this many rows, and doubles.
 constexpr std::int64_t kMinTailRows = 256;
 
 }  // namespace
 
 CpuKvStore::CpuKvStore(const KvStoreOptions& options) : options_(options) {
-  check_options(options_);
+  check_kv_store_options(options_);
   formats_ = make_tile_formats(options_.layout, options_.shape.head_dim);
   for (Precision p : kAllPrecisions) {
     key_quantizers_[index_of(p)] = std::make_unique<CpuQuantizer>(options_.layout.key_spec(p));
@@ -135,20 +112,8 @@ std::shared_ptr<KvStore> CpuKvStore::clone(const KvQuantLayout& layout) const {
 void CpuKvStore::append(int layer, std::span<const float> k, std::span<const float> v,
                         std::int64_t n_tokens) {
   const KvShape& s = options_.shape;
-  check_layer(layer);
-  const std::size_t floats = std::size_t(n_tokens) * s.token_floats();
-  if (n_tokens < 0 || k.size() != floats || v.size() != floats) {
-    throw Error("KV store: append of " + std::to_string(n_tokens) + " tokens to layer " +
-                std::to_string(layer) + " needs " + std::to_string(floats) +
-                " floats for K and V, got " + std::to_string(k.size()) + " and " +
-                std::to_string(v.size()));
-  }
+  check_kv_append(options_, layer_tokens_, layer, n_tokens, k.size(), v.size());
   std::int64_t& count = layer_tokens_[std::size_t(layer)];
-  if (options_.max_tokens > 0 && count + n_tokens > options_.max_tokens) {
-    throw Error("KV store: layer " + std::to_string(layer) + " would hold " +
-                std::to_string(count + n_tokens) + " tokens, over the limit of " +
-                std::to_string(options_.max_tokens));
-  }
   const std::int64_t rows = count - n_committed_;
   if (rows + n_tokens > tail_.capacity) {
     const std::int64_t most = *std::max_element(layer_tokens_.begin(), layer_tokens_.end());
@@ -167,55 +132,13 @@ void CpuKvStore::append(int layer, std::span<const float> k, std::span<const flo
 }
 
 void CpuKvStore::check_layer(int layer) const {
-  if (layer < 0 || layer >= options_.shape.n_layers) {
-    throw Error("KV store: layer " + std::to_string(layer) + " out of range [0, " +
-                std::to_string(options_.shape.n_layers) + ")");
-  }
-}
-
-void CpuKvStore::check_commit(const Plan& plan) const {
-  plan.validate();
-  for (std::int64_t n : layer_tokens_) {
-    if (n != layer_tokens_[0]) {
-      throw Error("KV store: commit while layers hold different token counts (" +
-                  std::to_string(layer_tokens_[0]) + " and " + std::to_string(n) +
-                  "); append every layer first");
-    }
-  }
-  if (plan.n_tokens() > n_tokens()) {
-    throw Error("KV store: plan covers " + std::to_string(plan.n_tokens()) +
-                " tokens but the store holds " + std::to_string(n_tokens()));
-  }
-  if (plan.chunks.size() < plan_.chunks.size()) {
-    throw Error("KV store: a new plan has " + std::to_string(plan.chunks.size()) +
-                " chunks, fewer than the " + std::to_string(plan_.chunks.size()) +
-                " already committed");
-  }
-  for (std::size_t i = 0; i < plan_.chunks.size(); ++i) {
-    const ChunkPlan& was = plan_.chunks[i];
-    const ChunkPlan& now = plan.chunks[i];
-    if (was.first_token != now.first_token || was.n_tokens != now.n_tokens) {
-      throw Error("KV store: chunk " + std::to_string(i) +
-                  " changed its token span after it was committed");
-    }
-    if (!can_requantize(was.precision, now.precision)) {
-      throw Error("KV store: chunk " + std::to_string(i) + " cannot go from " +
-                  std::string(to_string(was.precision)) + " to " +
-                  std::string(to_string(now.precision)) +
-                  " (precision only goes down, and only from fp16 or int8)");
-    }
-  }
+  check_kv_layer(options_.shape, layer);
 }
 
 void CpuKvStore::commit(const Plan& plan) {
-  check_commit(plan);
+  check_commit(plan, plan_, layer_tokens_);
   const GatherTable table = make_gather_table(plan, plan_, options_.layout.group_size);
-  Tiles tiles;
-  for (Precision p : kAllPrecisions) {
-    for (const GatherTile& t : table.segment(p)) {
-      tiles[index_of(p)].push_back({t.first_position, t.valid});
-    }
-  }
+  Tiles tiles = tile_lists(table);
   // Both blocks are made before anything changes, so running out of memory leaves the store
   // as it was.
   SegmentMemory segments = allocate_segments(tiles);
@@ -301,44 +224,26 @@ void CpuKvStore::unpack_tile(const std::uint8_t* tile, Precision p, std::vector<
                                          f.value_shape(), values);
 }
 
+TileBytes CpuKvStore::tile_bytes() const {
+  TileBytes bytes{};
+  for (Precision p : kAllPrecisions) bytes[index_of(p)] = formats_[index_of(p)].bytes;
+  return bytes;
+}
+
 std::size_t CpuKvStore::bytes() const {
-  const KvShape& s = options_.shape;
-  std::size_t total = 0;
-  for (Precision p : kAllPrecisions) {
-    total += tiles_[index_of(p)].size() * formats_[index_of(p)].bytes * std::size_t(s.n_layers) *
-             std::size_t(s.n_kv_heads);
-  }
-  for (std::int64_t n : layer_tokens_) {
-    total += std::size_t(n - n_committed_) * s.token_floats() * 2 * sizeof(std::uint16_t);
-  }
-  return total;
+  return stored_bytes(tiles_, tile_bytes(), options_.shape, layer_tokens_, n_committed_);
 }
 
 std::vector<SegmentInfo> CpuKvStore::segments() const {
-  const KvShape& s = options_.shape;
-  const std::size_t heads = std::size_t(s.n_layers) * std::size_t(s.n_kv_heads);
-  std::vector<SegmentInfo> out;
-  for (Precision p : kAllPrecisions) {
-    const std::vector<TileInfo>& tiles = tiles_[index_of(p)];
-    if (tiles.empty()) continue;
-    SegmentInfo info{p, 0, tiles.size() * formats_[index_of(p)].bytes * heads};
-    for (const TileInfo& t : tiles) info.n_tokens += t.valid;
-    out.push_back(info);
-  }
-  const std::int64_t tail = n_tokens() - n_committed_;
-  if (tail > 0) {
-    out.push_back({Precision::fp16, tail,
-                   std::size_t(tail) * s.token_floats() * 2 * sizeof(std::uint16_t) *
-                       std::size_t(s.n_layers)});
-  }
-  return out;
+  return segment_infos(tiles_, tile_bytes(), options_.shape, n_tokens() - n_committed_);
 }
 
 KvHeadSnapshot CpuKvStore::snapshot(int layer, int kv_head) const {
-  check_layer(layer);
+  check_kv_head(options_.shape, layer, kv_head);
   const std::size_t d = std::size_t(options_.shape.head_dim);
   const int head = head_index(layer, kv_head);
   KvHeadSnapshot snap;
+  snap.positions = storage_positions(tiles_, n_committed_, layer_tokens(layer));
   std::vector<float> keys(std::size_t(options_.layout.group_size) * d);
   std::vector<float> values(keys.size());
   for (Precision p : kAllPrecisions) {
@@ -347,7 +252,6 @@ KvHeadSnapshot CpuKvStore::snapshot(int layer, int kv_head) const {
       unpack_tile(data, p, keys, values);
       data += formats_[index_of(p)].bytes;
       for (int r = 0; r < tile.valid; ++r) {
-        snap.positions.push_back(tile.first_position + r);
         snap.keys.insert(snap.keys.end(), keys.begin() + std::ptrdiff_t(std::size_t(r) * d),
                          keys.begin() + std::ptrdiff_t(std::size_t(r + 1) * d));
         snap.values.insert(snap.values.end(), values.begin() + std::ptrdiff_t(std::size_t(r) * d),
@@ -356,7 +260,6 @@ KvHeadSnapshot CpuKvStore::snapshot(int layer, int kv_head) const {
     }
   }
   const std::int64_t tail_rows = layer_tokens(layer) - n_committed_;
-  for (std::int64_t r = 0; r < tail_rows; ++r) snap.positions.push_back(n_committed_ + r);
   const std::size_t committed_floats = snap.keys.size();
   const std::size_t tail_floats = std::size_t(tail_rows) * d;
   snap.keys.resize(committed_floats + tail_floats);

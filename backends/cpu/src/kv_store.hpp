@@ -10,16 +10,11 @@
 
 #include "cocktail/gather_table.hpp"
 #include "cocktail/kv_store.hpp"
+#include "cocktail/stored_tiles.hpp"
 #include "quant/quantizer.hpp"
 #include "tile_format.hpp"
 
 namespace cocktail::cpu {
-
-// Where the tokens of one tile came from, shared by every layer and head.
-struct TileInfo {
-  std::int64_t first_position = 0;  // original index of the tile's first token
-  int valid = 0;                    // tokens in use; a chunk's last tile may be partial
-};
 
 // What the attention kernels read for one layer × KV head.
 struct SegmentView {
@@ -73,7 +68,7 @@ class CpuKvStore final : public KvStore {
   const TileFormats& formats() const { return formats_; }
 
  private:
-  using Tiles = std::array<std::vector<TileInfo>, kAllPrecisions.size()>;
+  using Tiles = TileLists;
 
   // Every layer x head's tiles of each precision, back to back: precision-major, then heads.
   struct SegmentMemory {
@@ -101,7 +96,7 @@ class CpuKvStore final : public KvStore {
   TailMemory moved_tail(std::int64_t first_row, std::int64_t capacity) const;
   // The tail room for the rest of the sequence once `committed` tokens are in segments.
   std::int64_t tail_capacity(std::int64_t committed, std::int64_t rows) const;
-  void check_commit(const Plan& plan) const;
+  TileBytes tile_bytes() const;
   void gather_head(int head, const GatherTable& table, const Tiles& tiles,
                    const SegmentMemory& into) const;
   void unpack_tile(const std::uint8_t* tile, Precision p, std::vector<float>& keys,

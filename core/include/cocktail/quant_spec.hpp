@@ -51,6 +51,26 @@ struct QuantSpec {
   friend bool operator==(const QuantSpec&, const QuantSpec&) = default;
 };
 
+// The 16 NF4 levels (normal-float quantiles, QLoRA, Dettmers et al. 2023), from -1 to 1: an NF4
+// code c decodes to absmax·kNf4Levels[c]. A plain array, so that GPU code can copy it into its
+// own constant tables.
+inline constexpr float kNf4Levels[16] = {-1.0f,
+                                         -0.6961928009986877f,
+                                         -0.5250730514526367f,
+                                         -0.39491748809814453f,
+                                         -0.28444138169288635f,
+                                         -0.18477343022823334f,
+                                         -0.09105003625154495f,
+                                         0.0f,
+                                         0.07958029955625534f,
+                                         0.16093020141124725f,
+                                         0.24611230194568634f,
+                                         0.33791524795532227f,
+                                         0.44070982489585876f,
+                                         0.5626170039176941f,
+                                         0.7229568362236023f,
+                                         1.0f};
+
 // Quantization layout of a whole K/V cache: the group size, the axis for keys and values, and
 // the range fit.
 // Every precision of a mixed cache uses the same layout.

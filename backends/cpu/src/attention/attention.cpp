@@ -10,6 +10,7 @@
 
 #include "attention/prefill_kernels.hpp"
 #include "attention/tile_kernels.hpp"
+#include "cocktail/attention_checks.hpp"
 #include "cocktail/error.hpp"
 #include "kv_store.hpp"
 #include "memory/cpu_buffer.hpp"
@@ -29,11 +30,7 @@ void check_query(const CpuKvStore& store, int layer, std::size_t q_size, std::si
                  std::int64_t n_rows, int n_q_heads) {
   const KvShape& shape = store.options().shape;
   store.check_layer(layer);
-  if (n_q_heads < shape.n_kv_heads || n_q_heads % shape.n_kv_heads != 0) {
-    throw Error("attention: " + std::to_string(n_q_heads) +
-                " query heads is not a multiple of the " + std::to_string(shape.n_kv_heads) +
-                " KV heads");
-  }
+  check_query_heads("attention", shape, n_q_heads);
   const std::size_t expected =
       std::size_t(n_rows) * std::size_t(n_q_heads) * std::size_t(shape.head_dim);
   if (q_size != expected || out_size != expected) {
@@ -197,10 +194,7 @@ void CpuAttention::prefill(const CpuKvStore& store, int layer, std::span<const f
   const int group = n_q_heads / shape.n_kv_heads;
   const int tile_tokens = store.options().layout.group_size;
   const std::int64_t tail = store.layer_tokens(layer) - store.n_committed();
-  if (n_new > tail) {
-    throw Error("attention: prefill of " + std::to_string(n_new) + " tokens but only " +
-                std::to_string(tail) + " are uncommitted in layer " + std::to_string(layer));
-  }
+  check_prefill_tokens("attention", layer, n_new, tail);
   if (n_new == 0) return;
   std::vector<float> scaled(q.begin(), q.end());
   for (float& x : scaled) x *= softmax_scale;
@@ -265,19 +259,11 @@ void CpuAttention::attention_mass(const CpuKvStore& store, int layer, std::span<
                                   std::int64_t n_query, int n_q_heads, float softmax_scale,
                                   std::span<float> mass) const {
   check_query(store, layer, q.size(), q.size(), n_query, n_q_heads);
-  if (store.n_committed() > 0) {
-    throw Error(
-        "attention: attention_mass reads the prefill at full precision, so it runs "
-        "before the plan is committed");
-  }
   const KvShape& shape = store.options().shape;
   const int dim = shape.head_dim;
   const int group = n_q_heads / shape.n_kv_heads;
   const std::int64_t n = store.layer_tokens(layer);
-  if (n_query < 1 || n_query > n) {
-    throw Error("attention: attention_mass of " + std::to_string(n_query) + " query tokens over " +
-                std::to_string(n) + " stored tokens");
-  }
+  check_attention_mass("attention", store.n_committed(), n_query, n);
   if (mass.size() != std::size_t(n_q_heads) * std::size_t(n)) {
     throw Error("attention: mass needs " + std::to_string(std::int64_t(n_q_heads) * n) +
                 " floats, got " + std::to_string(mass.size()));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cocktail/compute_checks.hpp"
 #include "cocktail/dequantize.hpp"
 #include "cocktail/error.hpp"
 #include "compute/elementwise_kernels.hpp"
@@ -39,22 +40,9 @@ void expect_size(const char* op, const char* operand, std::size_t got, std::int6
   }
 }
 
-void check_weights(const char* op, const WeightView& w) {
-  const TensorTypeInfo ti = info(w.type);
-  if (w.rows <= 0 || w.cols <= 0 || w.data == nullptr) {
-    throw Error(std::string(op) + ": empty weights (" + std::to_string(w.rows) + " x " +
-                std::to_string(w.cols) + ", data " + (w.data ? "set" : "null") + ")");
-  }
-  if (w.cols % ti.block_elements != 0) {
-    throw Error(std::string(op) + ": " + std::string(ti.name) + " rows of " +
-                std::to_string(w.cols) + " elements are not a whole number of " +
-                std::to_string(ti.block_elements) + "-element blocks");
-  }
-}
-
 void check_matmul(const char* op, const WeightView& w, std::span<const float> x, std::int64_t n,
                   std::span<const float> y) {
-  check_weights(op, w);
+  check_weight_view(op, w);
   if (n < 0) throw Error(std::string(op) + ": negative token count " + std::to_string(n));
   expect_size(op, "x", x.size(), n * w.cols,
               "n * cols = " + std::to_string(n) + " * " + std::to_string(w.cols));
@@ -96,7 +84,7 @@ std::int64_t rows_of(const char* op, std::size_t x_size, std::size_t dim, const 
 }  // namespace
 
 std::unique_ptr<CpuWeights> CpuCompute::upload_matrix(const WeightView& w) const {
-  check_weights("upload", w);
+  check_weight_view("upload", w);
   std::unique_ptr<RowGroupWeights> row_groups;
   if (row_groups_ && integer_gemv_supported(w.type, gemv_bits(w.type))) {
     row_groups = std::make_unique<RowGroupWeights>(w, arena_);
@@ -248,7 +236,7 @@ void CpuCompute::matmul(const CpuWeights& weights, std::span<const float> x, std
 
 void CpuCompute::embedding(const WeightView& table, std::span<const std::int32_t> ids,
                            std::span<float> out) {
-  check_weights("embedding", table);
+  check_weight_view("embedding", table);
   const auto count = std::int64_t(ids.size());
   expect_size("embedding", "out", out.size(), count * table.cols,
               "ids * cols = " + std::to_string(count) + " * " + std::to_string(table.cols));
@@ -283,11 +271,7 @@ void CpuCompute::rms_norm(std::span<const float> x, std::span<const float> weigh
 
 void CpuCompute::rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads,
                       int head_dim, float base) {
-  if (n_heads <= 0 || head_dim <= 0 || head_dim % 2 != 0 || !(base > 0.0f)) {
-    throw Error("rope: needs n_heads > 0, an even head_dim > 0 and base > 0, got n_heads " +
-                std::to_string(n_heads) + ", head_dim " + std::to_string(head_dim) + ", base " +
-                std::to_string(base));
-  }
+  check_rope_settings(n_heads, head_dim, base);
   const std::int64_t row = std::int64_t(n_heads) * head_dim;
   const auto n = std::int64_t(positions.size());
   expect_size("rope", "x", x.size(), n * row,
@@ -347,20 +331,10 @@ void CpuCompute::add_bias(std::span<float> x, std::span<const float> bias) {
 void CpuCompute::encoder_attention(std::span<const float> q, std::span<const float> k,
                                    std::span<const float> v, std::span<const std::int64_t> lengths,
                                    int n_heads, int head_dim, float scale, std::span<float> out) {
-  if (n_heads <= 0 || head_dim <= 0) {
-    throw Error("encoder_attention: needs n_heads > 0 and head_dim > 0, got n_heads " +
-                std::to_string(n_heads) + ", head_dim " + std::to_string(head_dim));
-  }
+  const std::int64_t tokens = check_encoder_batch(lengths, n_heads, head_dim);
   std::vector<std::int64_t> starts(lengths.size() + 1, 0);
-  for (std::size_t s = 0; s < lengths.size(); ++s) {
-    if (lengths[s] <= 0) {
-      throw Error("encoder_attention: sequence " + std::to_string(s) + " has length " +
-                  std::to_string(lengths[s]) + "; every sequence needs a token");
-    }
-    starts[s + 1] = starts[s] + lengths[s];
-  }
+  std::partial_sum(lengths.begin(), lengths.end(), starts.begin() + 1);
   const std::int64_t stride = std::int64_t(n_heads) * head_dim;
-  const std::int64_t tokens = starts.back();
   const std::string why = "tokens * n_heads * head_dim = " + std::to_string(tokens) + " * " +
                           std::to_string(n_heads) + " * " + std::to_string(head_dim);
   expect_size("encoder_attention", "q", q.size(), tokens * stride, why);
@@ -398,17 +372,11 @@ std::span<const std::int32_t> i32(const char* op, const char* operand, const Ten
   return host_span<const std::int32_t>(op, operand, t);
 }
 
-// x's rows must each hold `cols` elements: the tensor's shape checks what the host forms check
-// by size alone.
-void expect_cols(const char* op, const char* operand, const Tensor& t, std::int64_t cols) {
-  if (t.cols != cols) expect_tensor(op, operand, t, t.type, t.rows, cols);
-}
-
 }  // namespace
 
 void CpuCompute::matmul(Stream& /*stream*/, const Weights& w, const Tensor& x, const Tensor& y) {
   const CpuWeights& mine = own("matmul", w);
-  expect_cols("matmul", "x", x, w.cols());
+  check_matmul("matmul", w, x, y);
   matmul(mine, f32("matmul", "x", x), x.rows, f32("matmul", "y", y));
 }
 
@@ -416,44 +384,51 @@ void CpuCompute::matmul_shared_input(Stream& /*stream*/, const Tensor& x,
                                      std::span<const MatmulOutput> outputs) {
   std::vector<HostMatmulOutput> host;
   host.reserve(outputs.size());
-  for (const MatmulOutput& out : outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const MatmulOutput& out = outputs[i];
+    try {
+      check_matmul("matmul_shared_input", *out.w, x, out.y);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (output " + std::to_string(i) + ")");
+    }
     host.push_back({&own("matmul_shared_input", *out.w), f32("matmul_shared_input", "y", out.y)});
   }
-  if (!outputs.empty()) expect_cols("matmul_shared_input", "x", x, outputs[0].w->cols());
   matmul_shared_input(f32("matmul_shared_input", "x", x), x.rows, host);
 }
 
 void CpuCompute::embedding(Stream& /*stream*/, const Weights& table, const Tensor& ids,
                            const Tensor& out) {
   const CpuWeights& mine = own("embedding", table);
-  expect_cols("embedding", "ids", ids, 1);
+  check_embedding(table, ids, out);
   embedding(mine.file(), i32("embedding", "ids", ids), f32("embedding", "out", out));
 }
 
 void CpuCompute::rms_norm(Stream& /*stream*/, const Tensor& x, const Tensor& weight, float eps,
                           const Tensor& out) {
-  expect_tensor("rms_norm", "weight", weight, ElementType::f32, 1, x.cols);
+  check_rms_norm(x, weight, out);
   rms_norm(f32("rms_norm", "x", x), f32("rms_norm", "weight", weight), eps,
            f32("rms_norm", "out", out));
 }
 
 void CpuCompute::rope(Stream& /*stream*/, const Tensor& x, const Tensor& positions, int n_heads,
                       int head_dim, float base) {
-  expect_cols("rope", "positions", positions, 1);
+  check_rope(x, positions, n_heads, head_dim, base);
   rope(f32("rope", "x", x), i32("rope", "positions", positions), n_heads, head_dim, base);
 }
 
 void CpuCompute::silu_mul(Stream& /*stream*/, const Tensor& gate, const Tensor& up) {
+  check_same_shape("silu_mul", "up", up, gate);
   silu_mul(f32("silu_mul", "gate", gate), f32("silu_mul", "up", up));
 }
 
 void CpuCompute::add(Stream& /*stream*/, const Tensor& x, const Tensor& y) {
+  check_same_shape("add", "y", y, x);
   add(f32("add", "x", x), f32("add", "y", y));
 }
 
 void CpuCompute::layer_norm(Stream& /*stream*/, const Tensor& x, const Tensor& weight,
                             const Tensor& bias, float eps, const Tensor& out) {
-  expect_tensor("layer_norm", "weight", weight, ElementType::f32, 1, x.cols);
+  check_layer_norm(x, weight, bias, out);
   layer_norm(f32("layer_norm", "x", x), f32("layer_norm", "weight", weight),
              f32("layer_norm", "bias", bias), eps, f32("layer_norm", "out", out));
 }
@@ -463,13 +438,14 @@ void CpuCompute::gelu(Stream& /*stream*/, const Tensor& x) {
 }
 
 void CpuCompute::add_bias(Stream& /*stream*/, const Tensor& x, const Tensor& bias) {
-  expect_tensor("add_bias", "bias", bias, ElementType::f32, 1, x.cols);
+  check_add_bias(x, bias);
   add_bias(f32("add_bias", "x", x), f32("add_bias", "bias", bias));
 }
 
 void CpuCompute::encoder_attention(Stream& /*stream*/, const Tensor& q, const Tensor& k,
                                    const Tensor& v, std::span<const std::int64_t> lengths,
                                    int n_heads, int head_dim, float scale, const Tensor& out) {
+  check_encoder_attention(q, k, v, lengths, n_heads, head_dim, out);
   encoder_attention(f32("encoder_attention", "q", q), f32("encoder_attention", "k", k),
                     f32("encoder_attention", "v", v), lengths, n_heads, head_dim, scale,
                     f32("encoder_attention", "out", out));

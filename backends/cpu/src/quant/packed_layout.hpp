@@ -38,23 +38,8 @@
 
 namespace cocktail::cpu {
 
-// The 16 NF4 levels (normal-float quantiles, QLoRA, Dettmers et al. 2023).
-inline constexpr std::array<float, 16> kNf4Table = {-1.0f,
-                                                    -0.6961928009986877f,
-                                                    -0.5250730514526367f,
-                                                    -0.39491748809814453f,
-                                                    -0.28444138169288635f,
-                                                    -0.18477343022823334f,
-                                                    -0.09105003625154495f,
-                                                    0.0f,
-                                                    0.07958029955625534f,
-                                                    0.16093020141124725f,
-                                                    0.24611230194568634f,
-                                                    0.33791524795532227f,
-                                                    0.44070982489585876f,
-                                                    0.5626170039176941f,
-                                                    0.7229568362236023f,
-                                                    1.0f};
+// The NF4 levels of quant_spec.hpp, as the array the CPU kernels gather from.
+inline constexpr std::array<float, 16> kNf4Table = std::to_array(kNf4Levels);
 
 // Flat codes per planar unit: 16 bytes × codes per byte.
 constexpr int planar_unit_codes(Precision p) {
