@@ -1,16 +1,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli_common.hpp"
 #include "cocktail/engine.hpp"
 #include "cocktail/error.hpp"
+#include "cocktail/eval/progress.hpp"
 #include "cocktail/models/question_answering.hpp"
+#include "cocktail/models/synthetic_llama.hpp"
+#include "cocktail/stopwatch.hpp"
 #include "commands.hpp"
 #include "memory_check.hpp"
 
@@ -19,6 +26,7 @@ namespace {
 
 struct DecodeBenchArgs {
   ConfigArgs config;
+  std::optional<std::string> synthetic;  // a shape's name
   std::string context_file;
   std::int64_t context_tokens = 4096;
   int gen_tokens = 32;
@@ -36,14 +44,38 @@ std::string context_of(const models::BpeTokenizer& tokenizer, const std::string&
   return text;
 }
 
-// Refused before a context of that length is built and tokenized.
-void require_fits_window(const models::LlamaModel& model, const DecodeBenchArgs& args) {
-  const std::int64_t window = model.hparams().context_length;
+// Refused before a context of that length is built and tokenized, and before a synthetic model
+// is written.
+void require_fits_window(std::int64_t window, const DecodeBenchArgs& args,
+                         std::string_view choices = {}) {
   if (args.context_tokens + args.gen_tokens <= window) return;
-  throw Error(
-      fmt::format("--context-tokens {} and --gen-tokens {} do not fit the model's "
-                  "context length of {}",
-                  args.context_tokens, args.gen_tokens, window));
+  throw Error(fmt::format(
+      "--context-tokens {} and --gen-tokens {} do not fit the {}model's "
+      "context length of {}{}",
+      args.context_tokens, args.gen_tokens,
+      args.synthetic ? fmt::format("synthetic {} ", *args.synthetic) : "", window, choices));
+}
+
+// The synthetic model of the shape `args` name, from the model cache, written there first
+// when it is not there yet (or was written by another version of the recipe).
+std::filesystem::path synthetic_model(const DecodeBenchArgs& args) {
+  const models::SyntheticLlamaShape& shape = models::synthetic_llama_shape(*args.synthetic);
+  require_fits_window(shape.context_length, args,
+                      "; the shapes: " + models::synthetic_llama_shape_list());
+  const models::SyntheticLlama model(shape);
+  const std::filesystem::path file = model.cached_file();
+  if (model.matches(file)) return file;
+  std::cerr << "writing the synthetic " << shape.name << " model ("
+            << human_bytes(model.file_size()) << ") to " << file.string() << "\n";
+  const Stopwatch watch;
+  eval::Progress progress =
+      eval::Progress::on_terminal("writing", std::int64_t(model.file_size() >> 20), "MiB");
+  model.write(file, [&](std::uint64_t written, std::uint64_t) {
+    progress.update(std::int64_t(written >> 20));
+  });
+  progress.finish();
+  std::cerr << "written in " << fmt::format("{:.1f}", watch.seconds()) << " s\n";
+  return file;
 }
 
 // One cache's stats. Both caches live in the process at once, so its peak RSS says nothing of
@@ -84,9 +116,10 @@ void print_text(const nlohmann::json& r) {
 
 void run(const DecodeBenchArgs& args) {
   const Config config = args.config.load();
-  const models::ModelSettings settings = models::ModelSettings::from_options(config.model);
+  models::ModelSettings settings = models::ModelSettings::from_options(config.model);
+  if (args.synthetic) settings.path = synthetic_model(args);
   const models::LlamaModel model(settings.resolved_path());
-  require_fits_window(model, args);
+  require_fits_window(model.hparams().context_length, args);
   const std::string document = args.context_file.empty() ? std::string(kSampleContext)
                                                          : read_context_file(args.context_file);
 
@@ -147,6 +180,7 @@ void run(const DecodeBenchArgs& args) {
                            {"tpot_ratio", median["tpot_ratio"]},
                            {"kv_bytes_ratio", median["kv_bytes_ratio"]},
                            {"runs", runs}};
+  if (args.synthetic) result["synthetic"] = *args.synthetic;
   if (args.json) {
     print_json(result);
   } else {
@@ -161,6 +195,12 @@ void add_bench_decode_command(CLI::App& bench) {
   CLI::App* decode = bench.add_subcommand(
       "decode", "Prefill, TPOT and KV bytes of the model on the configured cache and on FP16");
   args->config.add_to(*decode, false);
+  decode
+      ->add_option("--synthetic", args->synthetic,
+                   "Instead of [model] path, a model of random weights of this shape: " +
+                       models::synthetic_llama_shape_list() +
+                       "; written to the model cache on first use")
+      ->type_name("SHAPE");
   decode->add_option("--context-file", args->context_file,
                      "Document to repeat up to the length (default: the built-in sample)");
   decode->add_option("--context-tokens", args->context_tokens, "Context tokens")

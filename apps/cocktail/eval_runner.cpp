@@ -7,6 +7,7 @@
 
 #include "cocktail/eval/metrics.hpp"
 #include "cocktail/models/question_answering.hpp"
+#include "cocktail/models/teacher_forcing.hpp"
 #include "cocktail/stopwatch.hpp"
 
 namespace cocktail::cli {
@@ -16,27 +17,6 @@ Config method_config(const std::string& file, std::vector<std::string> overrides
                      const std::vector<std::string>& method_overrides) {
   overrides.insert(overrides.end(), method_overrides.begin(), method_overrides.end());
   return file.empty() ? parse_config("", "<defaults>", overrides) : load_config(file, overrides);
-}
-
-std::vector<double> log_softmax(std::span<const float> logits) {
-  const double max = *std::max_element(logits.begin(), logits.end());
-  double sum = 0.0;
-  for (float x : logits) sum += std::exp(double(x) - max);
-  const double log_sum = max + std::log(sum);
-  std::vector<double> out(logits.size());
-  for (std::size_t i = 0; i < logits.size(); ++i) out[i] = double(logits[i]) - log_sum;
-  return out;
-}
-
-std::size_t argmax(std::span<const double> x) {
-  return std::size_t(std::max_element(x.begin(), x.end()) - x.begin());
-}
-
-// KL(p || q) for log-probabilities.
-double kl_divergence(std::span<const double> log_p, std::span<const double> log_q) {
-  double kl = 0.0;
-  for (std::size_t i = 0; i < log_p.size(); ++i) kl += std::exp(log_p[i]) * (log_p[i] - log_q[i]);
-  return std::max(kl, 0.0);
 }
 
 // Token index of each needle's first byte, given where the context starts among the planned
@@ -81,11 +61,6 @@ std::optional<bool> needle_in_top5(const Plan& plan, const std::vector<std::int6
 
 }  // namespace
 
-struct EvalRunner::Reference {
-  std::vector<std::int32_t> tokens;
-  std::vector<std::vector<double>> log_probs;  // after each answer token but the last
-};
-
 EvalRunner::EvalRunner(const std::vector<EvalMethod>& methods, const std::string& config_file,
                        const std::vector<std::string>& overrides, const models::LlamaModel& model,
                        const models::ModelSettings& settings, int max_new_tokens)
@@ -103,39 +78,21 @@ std::int64_t EvalRunner::count_tokens(std::string_view text) const {
   return std::int64_t(model_.tokenizer().encode(text, false).size());
 }
 
-std::vector<std::int32_t> EvalRunner::greedy_answer(
-    Session& session, models::LlamaRunner& runner, std::span<const float> first_logits,
-    std::vector<std::vector<double>>* log_probs) const {
-  const models::BpeTokenizer& tokenizer = model_.tokenizer();
-  std::vector<float> logits(first_logits.begin(), first_logits.end());
-  std::vector<std::int32_t> tokens;
-  while (std::int64_t(tokens.size()) < max_new_tokens_) {
-    const auto next = std::int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    if (tokenizer.vocabulary().types[std::size_t(next)] == models::TokenType::control) break;
-    tokens.push_back(next);
-    if (std::int64_t(tokens.size()) == max_new_tokens_) break;
-    runner.step(session, next, logits);
-    if (log_probs) log_probs->push_back(log_softmax(logits));
-  }
-  return tokens;
-}
-
-EvalRunner::Reference EvalRunner::fp16_reference(const Session& prefilled,
-                                                 std::span<const std::string> texts,
-                                                 const eval::EvalCase& c,
-                                                 std::span<const float> first_logits,
-                                                 models::LlamaRunner& runner) const {
+models::GreedyAnswer EvalRunner::fp16_reference(const Session& prefilled,
+                                                std::span<const std::string> texts,
+                                                const eval::EvalCase& c,
+                                                std::span<const float> first_logits,
+                                                models::LlamaRunner& runner) const {
   Session session = fp16_engine_->session_from(prefilled);
   session.plan_and_commit(texts, c.question);
-  Reference reference;
-  reference.tokens = greedy_answer(session, runner, first_logits, &reference.log_probs);
-  return reference;
+  return models::greedy_answer(model_, runner, session, first_logits, max_new_tokens_, true);
 }
 
 MethodCaseOutcome EvalRunner::run_method(const Engine& engine, const Session& prefilled,
                                          const models::QuestionPrompt& prompt,
                                          std::span<const std::string> texts,
-                                         const eval::EvalCase& c, const Reference& reference,
+                                         const eval::EvalCase& c,
+                                         const models::GreedyAnswer& reference,
                                          std::span<const float> first_logits,
                                          models::LlamaRunner& runner) const {
   const models::LlamaHyperparameters& h = model_.hparams();
@@ -155,24 +112,16 @@ MethodCaseOutcome EvalRunner::run_method(const Engine& engine, const Session& pr
   out.needle_in_top5 = needle_in_top5(plan, needle_tokens(c, texts, prompt.header_tokens));
 
   Session own = session.fork();
-  const std::vector<std::int32_t> answer = greedy_answer(own, runner, first_logits, nullptr);
-  out.answer = model_.tokenizer().decode(answer, false);
+  const models::GreedyAnswer answer =
+      models::greedy_answer(model_, runner, own, first_logits, max_new_tokens_, false);
+  out.answer = model_.tokenizer().decode(answer.tokens, false);
   out.result = eval::case_result(c, eval::score_answer(c, out.answer));
 
   // Teacher forcing: the FP16 answer through this method's cache.
   if (!reference.log_probs.empty()) {
-    std::vector<float> logits(std::size_t(h.n_vocab));
-    double kl = 0.0;
-    int agree = 0;
-    for (std::size_t i = 0; i < reference.log_probs.size(); ++i) {
-      runner.step(session, reference.tokens[i], logits);
-      const std::vector<double> log_q = log_softmax(logits);
-      kl += kl_divergence(reference.log_probs[i], log_q);
-      agree += argmax(reference.log_probs[i]) == argmax(log_q) ? 1 : 0;
-    }
-    const auto n = double(reference.log_probs.size());
-    out.result.kld = kl / n;
-    out.result.top1 = agree / n;
+    const models::Agreement agreement = models::teacher_force(runner, session, reference);
+    out.result.kld = agreement.mean_kld();
+    out.result.top1 = agreement.top1();
   }
   return out;
 }
@@ -208,7 +157,7 @@ CaseRun EvalRunner::run(const eval::EvalCase& c, const Progress& prefill_progres
   for (std::int32_t id : prompt.planned) {
     texts.emplace_back(model_.tokenizer().token_piece(id, true));
   }
-  const Reference reference = fp16_reference(prefilled, texts, c, first_logits, runner);
+  const models::GreedyAnswer reference = fp16_reference(prefilled, texts, c, first_logits, runner);
   for (const auto& engine : engines_) {
     run.methods.push_back(
         run_method(*engine, prefilled, prompt, texts, c, reference, first_logits, runner));

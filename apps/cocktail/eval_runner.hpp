@@ -13,6 +13,7 @@
 #include "cocktail/models/llama_model.hpp"
 #include "cocktail/models/model_settings.hpp"
 #include "cocktail/models/question_answering.hpp"
+#include "cocktail/models/teacher_forcing.hpp"
 #include "cocktail/operating_point.hpp"
 #include "eval_methods.hpp"
 
@@ -54,20 +55,15 @@ class EvalRunner {
   CaseRun run(const eval::EvalCase& c, const Progress& prefill_progress = {}) const;
 
  private:
-  struct Reference;
-  Reference fp16_reference(const Session& prefilled, std::span<const std::string> texts,
-                           const eval::EvalCase& c, std::span<const float> first_logits,
-                           models::LlamaRunner& runner) const;
+  models::GreedyAnswer fp16_reference(const Session& prefilled, std::span<const std::string> texts,
+                                      const eval::EvalCase& c, std::span<const float> first_logits,
+                                      models::LlamaRunner& runner) const;
   MethodCaseOutcome run_method(const Engine& engine, const Session& prefilled,
                                const models::QuestionPrompt& prompt,
                                std::span<const std::string> texts, const eval::EvalCase& c,
-                               const Reference& reference, std::span<const float> first_logits,
+                               const models::GreedyAnswer& reference,
+                               std::span<const float> first_logits,
                                models::LlamaRunner& runner) const;
-  // Greedy decoding from `first_logits` until the end of the turn or max_new_tokens; with
-  // `log_probs`, keeps the log-softmax of every step's next-token distribution.
-  std::vector<std::int32_t> greedy_answer(Session& session, models::LlamaRunner& runner,
-                                          std::span<const float> first_logits,
-                                          std::vector<std::vector<double>>* log_probs) const;
 
   std::vector<EvalMethod> methods_;
   std::vector<std::unique_ptr<Engine>> engines_;  // one per method

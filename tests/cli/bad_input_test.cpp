@@ -470,6 +470,15 @@ std::vector<BadInput> bench_rows() {
       {"bench_decode_context_file_empty",
        with(decode, {"--context-file", "{dir}/empty.txt"}),
        {"--context-file {dir}/empty.txt is empty"}},
+      {"bench_decode_synthetic_unknown_shape",
+       {"bench", "decode", "--synthetic", "llama3"},
+       {"no synthetic model shape named 'llama3'; shapes: tiny (context 4096), smollm2-135m "
+        "(context 36864), llama2-7b (context 36864)"}},
+      {"bench_decode_synthetic_beyond_its_context",
+       {"bench", "decode", "--synthetic", "tiny", "--context-tokens", "5000"},
+       {"--context-tokens 5000 and --gen-tokens 32 do not fit the synthetic tiny model's context "
+        "length of 4096; the shapes: tiny (context 4096), smollm2-135m (context 36864), "
+        "llama2-7b (context 36864)"}},
   };
 }
 

@@ -1,6 +1,12 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "run_cli.hpp"
@@ -60,6 +66,57 @@ TEST(CliBench, DecodeJsonReportsEveryRoundAndTheMedianOne) {
   EXPECT_DOUBLE_EQ(bench.at("configured").at("tpot_s").get<double>() /
                        bench.at("fp16").at("tpot_s").get<double>(),
                    ratios[1]);
+}
+
+// The model cache folder for one test: $COCKTAIL_MODEL_DIR while it lives.
+class ModelDirForTest {
+ public:
+  explicit ModelDirForTest(const std::filesystem::path& dir) {
+    if (const char* before = getenv("COCKTAIL_MODEL_DIR")) before_ = before;
+    setenv("COCKTAIL_MODEL_DIR", dir.c_str(), 1);
+  }
+  ~ModelDirForTest() {
+    if (before_) {
+      setenv("COCKTAIL_MODEL_DIR", before_->c_str(), 1);
+    } else {
+      unsetenv("COCKTAIL_MODEL_DIR");
+    }
+  }
+  ModelDirForTest(const ModelDirForTest&) = delete;
+  ModelDirForTest& operator=(const ModelDirForTest&) = delete;
+
+ private:
+  std::optional<std::string> before_;
+};
+
+// No model to fetch: the tiny synthetic one is written into the model cache on first use, and
+// found there by the second run.
+TEST(CliBench, DecodeRunsOnASyntheticModel) {
+  const ScratchDir scratch;
+  const ModelDirForTest model_dir(scratch.path("models"));
+  const std::vector<std::string> args = {
+      "bench", "decode",       "--synthetic", "tiny",  "--context-tokens",
+      "300",   "--gen-tokens", "3",           "--json"};
+  const CliResult first = run_cli(args);
+  EXPECT_THAT(first.err, ::testing::HasSubstr("writing the synthetic tiny model"));
+  const CliResult second = run_cli(args);
+  EXPECT_EQ(second.err.find("writing"), std::string::npos) << second.err;
+  for (const CliResult* run : {&first, &second}) {
+    expect_no_sanitizer_report(*run);
+    const json bench = json_of(*run);
+    ASSERT_TRUE(bench.is_object());
+    EXPECT_EQ(bench.at("synthetic"), "tiny");
+    EXPECT_EQ(bench.at("model"), "synthetic-tiny.gguf");
+    EXPECT_EQ(bench.at("context_tokens"), 300);
+    for (const char* cache : {"fp16", "configured"}) {
+      const double tpot = bench.at(cache).at("tpot_s").get<double>();
+      EXPECT_TRUE(std::isfinite(tpot) && tpot > 0.0) << cache;
+      EXPECT_EQ(bench.at(cache).at("generated_tokens"), 3) << cache;
+    }
+    EXPECT_LT(bench.at("configured").at("kv_bytes").get<double>(),
+              bench.at("fp16").at("kv_bytes").get<double>());
+  }
+  EXPECT_TRUE(std::filesystem::is_regular_file(scratch.path("models") / "synthetic-tiny.gguf"));
 }
 
 }  // namespace

@@ -161,6 +161,14 @@ bool AnswerInProgress::next_token() {
   return true;
 }
 
+GreedyAnswer AnswerInProgress::reference_answer() && {
+  return greedy_answer(answerer_.model(), runner_, session_, logits_, max_new_tokens_, true);
+}
+
+Agreement AnswerInProgress::teacher_force(const GreedyAnswer& reference) && {
+  return models::teacher_force(runner_, session_, reference);
+}
+
 Answer AnswerInProgress::finish() && {
   const std::string rest = text_.finish();
   answer_.text += rest;

@@ -157,6 +157,12 @@ std::string byte_piece(TokenId id, const std::string& text) {
 
 }  // namespace
 
+std::string byte_level_token(unsigned char byte) {
+  std::string text;
+  detail::append_utf8(text, detail::byte_to_char(byte));
+  return text;
+}
+
 struct BpeTokenizer::Tables {
   explicit Tables(Vocabulary v);
 
@@ -178,11 +184,9 @@ BpeTokenizer::Tables::Tables(Vocabulary v)
       checked(detail::check_vocabulary(vocabulary)),
       pre_tokenizer(detail::pre_tokenizer_named(vocabulary.pre_tokenizer)) {
   const std::vector<std::string>& tokens = vocabulary.tokens;
-  std::string text;
   for (int b = 0; b < 256; ++b) {
-    text.clear();
-    detail::append_utf8(text, detail::byte_to_char(static_cast<unsigned char>(b)));
-    byte_tokens[std::size_t(b)] = checked.index.find(text).value_or(kNoToken);
+    byte_tokens[std::size_t(b)] =
+        checked.index.find(byte_level_token(static_cast<unsigned char>(b))).value_or(kNoToken);
   }
 
   pieces.resize(tokens.size());

@@ -46,9 +46,9 @@ GgufWriter small_file() {
       .add("tokens", V::strings({"a", "", "bc"}))
       .add("flags", V::array(id::kBool, {V::boolean(false), V::boolean(true)}))
       .add("nested", V::array(id::kArray, {V::array(id::kI16, {V::i16(1)}), V::strings({"x"})}))
-      .add_tensor({"token_embd.weight", 8, {32, 2}, {}, {}})
-      .add_tensor({"output_norm.weight", 0, {5}, {}, {}})
-      .add_tensor({"blk.0.attn_q.weight", 12, {256, 1}, {}, {}});
+      .add_tensor({"token_embd.weight", 8, {32, 2}, {}})
+      .add_tensor({"output_norm.weight", 0, {5}, {}})
+      .add_tensor({"blk.0.attn_q.weight", 12, {256, 1}, {}});
   return w;
 }
 
@@ -262,7 +262,7 @@ TEST_F(GgufCorruptTest, BadDimensions) {
 
   // 2^62 f32 elements fit in an int64 but not their 2^64 bytes in a size_t.
   GgufWriter w;
-  w.add_tensor({"huge", 0, {std::uint64_t(1) << 31, std::uint64_t(1) << 31}, Bytes(64), {}});
+  w.add_tensor({"huge", 0, {std::uint64_t(1) << 31, std::uint64_t(1) << 31}, Bytes(64)});
   EXPECT_THAT(error_for(w), HasSubstr("4611686018427387904 elements of f32 take more bytes than"));
 
   Bytes partial = bytes;
@@ -272,7 +272,7 @@ TEST_F(GgufCorruptTest, BadDimensions) {
                         "a row of 48 elements (ne0) is not a whole number of q8_0 blocks of 32 "
                         "elements"));
   GgufWriter k_quant;
-  k_quant.add_tensor({"w", 14, {128, 2}, Bytes(210), {}});
+  k_quant.add_tensor({"w", 14, {128, 2}, Bytes(210)});
   EXPECT_THAT(error_for(k_quant), HasSubstr("a row of 128 elements (ne0) is not a whole number of "
                                             "q6_k blocks of 256 elements"));
 }
@@ -339,7 +339,7 @@ TEST_F(GgufCorruptTest, DuplicateNames) {
   EXPECT_THAT(error_for(keys), HasSubstr("metadata key #2 'a'" + at(layout.metadata[2].key) +
                                          "duplicate key: metadata key #0 has it too"));
   GgufWriter tensors;
-  tensors.add_tensor({"w", 0, {4}, {}, {}}).add_tensor({"w", 0, {4}, {}, {}});
+  tensors.add_tensor({"w", 0, {4}, {}}).add_tensor({"w", 0, {4}, {}});
   tensors.bytes(&layout);
   EXPECT_THAT(error_for(tensors), HasSubstr("tensor #1 'w'" + at(layout.tensors[1].name) +
                                             "duplicate tensor name: tensor #0 has it too"));

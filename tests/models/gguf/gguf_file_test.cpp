@@ -244,7 +244,7 @@ TEST_F(GgufFileTest, VersionsTwoAndThreeReadTheSame) {
     w.version = version;
     w.add("general.architecture", V::string("llama"))
         .add("tokens", V::strings({"a", "b"}))
-        .add_tensor({"t", 0, {4, 2}, {}, {}});
+        .add_tensor({"t", 0, {4, 2}, {}});
     const GgufFile f(write(w));
     EXPECT_EQ(f.version(), version);
     EXPECT_EQ(f.get_string("general.architecture"), "llama");
@@ -295,7 +295,7 @@ TEST_F(GgufFileTest, ReadsTensorsOfEverySupportedType) {
     for (int copy = 0; copy < 2; ++copy)
       for (const TypeCase& c : kTypeCases)
         w.add_tensor(
-            {std::string(to_string(c.type)) + "." + std::to_string(copy), c.ggml, c.dims, {}, {}});
+            {std::string(to_string(c.type)) + "." + std::to_string(copy), c.ggml, c.dims, {}});
     GgufLayout layout;
     const fs::path path = write(w, &layout);
     const GgufFile f(path);
@@ -332,8 +332,8 @@ TEST_F(GgufFileTest, ReadsTensorsOfEverySupportedType) {
 
 TEST_F(GgufFileTest, LooksUpTensorsByName) {
   GgufWriter w;
-  w.add_tensor({"token_embd.weight", 8, {64, 10}, {}, {}})
-      .add_tensor({"output_norm.weight", 0, {64}, {}, {}});
+  w.add_tensor({"token_embd.weight", 8, {64, 10}, {}})
+      .add_tensor({"output_norm.weight", 0, {64}, {}});
   const GgufFile f(write(w));
   EXPECT_EQ(f.tensor("output_norm.weight").dims, std::vector<std::int64_t>{64});
   EXPECT_EQ(f.find_tensor("output.weight"), nullptr);
@@ -343,7 +343,7 @@ TEST_F(GgufFileTest, LooksUpTensorsByName) {
 
 TEST_F(GgufFileTest, MovedFileKeepsItsViews) {
   GgufWriter w;
-  w.add("name", V::string("moved")).add_tensor({"t", 0, {8}, {}, {}});
+  w.add("name", V::string("moved")).add_tensor({"t", 0, {8}, {}});
   std::optional<GgufFile> first(std::in_place, write(w));
   const GgufTensor* tensor = &first->tensor("t");
   const std::byte* data = tensor->data;
@@ -359,8 +359,8 @@ TEST_F(GgufFileTest, MovedFileKeepsItsViews) {
 
 TEST_F(GgufFileTest, AcceptsAlignmentOfAnyIntegerTypeAndRefusesOthers) {
   GgufWriter w;
-  w.alignment = 16;
-  w.add("general.alignment", V::u64(16)).add_tensor({"t", 0, {3}, {}, {}});
+  w.align_data(16);
+  w.add("general.alignment", V::u64(16)).add_tensor({"t", 0, {3}, {}});
   EXPECT_EQ(GgufFile(write(w)).alignment(), 16u);
 
   GgufLayout layout;
@@ -382,9 +382,7 @@ TEST_F(GgufFileTest, AcceptsAlignmentOfAnyIntegerTypeAndRefusesOthers) {
 TEST_F(GgufFileTest, DescribeListsTheHeaderAndKeys) {
   GgufWriter w;
   w.add("general.architecture", V::string("llama")).add("llama.block_count", V::u32(30));
-  w.add_tensor({"a", 0, {4}, {}, {}})
-      .add_tensor({"b", 0, {4}, {}, {}})
-      .add_tensor({"c", 3, {32}, {}, {}});
+  w.add_tensor({"a", 0, {4}, {}}).add_tensor({"b", 0, {4}, {}}).add_tensor({"c", 3, {32}, {}});
   const std::string text = GgufFile(write(w)).describe();
   EXPECT_THAT(text, HasSubstr("GGUF v3"));
   EXPECT_THAT(text, HasSubstr("2 metadata keys, 3 tensors (2 f32, 1 q4_1), alignment 32"));

@@ -65,7 +65,7 @@ class Builder {
   TinyLlama::Matrix matrix(const std::string& name, std::uint32_t type, int rows, int cols,
                            float spread) {
     TinyLlama::Matrix m{rows, cols, {}};
-    TestTensor t{name, type, {std::uint64_t(cols), std::uint64_t(rows)}, {}, {}};
+    TestTensor t{name, type, {std::uint64_t(cols), std::uint64_t(rows)}, {}};
     std::normal_distribution<float> normal(0.0f, spread);
     for (int r = 0; r < rows; ++r) {
       std::vector<float> row(static_cast<std::size_t>(cols));
@@ -78,7 +78,7 @@ class Builder {
   }
 
   std::vector<double> norm(const std::string& name, int n) {
-    TestTensor t{name, kTypeF32, {std::uint64_t(n)}, {}, {}};
+    TestTensor t{name, kTypeF32, {std::uint64_t(n)}, {}};
     std::uniform_real_distribution<float> around_one(0.5f, 1.5f);
     std::vector<float> w(static_cast<std::size_t>(n));
     for (float& v : w) v = around_one(rng_);

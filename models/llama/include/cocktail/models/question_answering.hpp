@@ -11,6 +11,7 @@
 #include "cocktail/engine.hpp"
 #include "cocktail/models/llama_model.hpp"
 #include "cocktail/models/model_settings.hpp"
+#include "cocktail/models/teacher_forcing.hpp"
 #include "cocktail/models/token_sampler.hpp"
 #include "cocktail/models/utf8_stream.hpp"
 #include "cocktail/operating_point.hpp"
@@ -93,6 +94,13 @@ class AnswerInProgress {
   bool done() const { return done_; }
   // The answer and its stats; the in-progress answer is spent.
   Answer finish() &&;
+
+  // Instead of next_token(), on the cache as start() committed it (teacher_forcing.hpp): the
+  // greedy answer with its next-token log-probabilities, to compare another cache with; or such
+  // a reference answer's tokens fed through this cache. Either spends the answer in progress.
+  GreedyAnswer reference_answer() &&;
+  Agreement teacher_force(const GreedyAnswer& reference) &&;
+  const Plan& plan() const { return answer_.plan; }
 
  private:
   friend class QuestionAnswerer;

@@ -12,6 +12,11 @@
 
 namespace cocktail::models {
 
+// The text of a byte's token in a byte-level BPE vocabulary: the byte's character in GPT-2's
+// byte-level alphabet, as UTF-8 ("A" for 'A', "Ġ" for a space). A vocabulary that holds all 256
+// of them as normal tokens encodes any text, with no merges needed.
+std::string byte_level_token(unsigned char byte);
+
 // Byte-level BPE as llama.cpp runs it for tokenizer.ggml.model = "gpt2", with the
 // pre-tokenizer that Vocabulary::pre_tokenizer names (supported: "smollm"). Copies share
 // their immutable tables, and every method is safe to call from several threads at once.
