@@ -1,6 +1,7 @@
 // `cocktail bench attention`: decode attention over a synthetic mixed-precision cache and over
 // the FP16 cache of the same tokens, side by side, each against the memory read bandwidth
-// measured in the same run on a buffer as large as that cache.
+// measured in the same run on a buffer as large as that cache (and, for devices whose data
+// sheet it knows, against the data sheet's peak).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,15 +11,16 @@
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "cli_common.hpp"
 #include "cocktail/engine.hpp"
 #include "cocktail/error.hpp"
-#include "cocktail/stopwatch.hpp"
 #include "cocktail/tensor_allocation.hpp"
 #include "commands.hpp"
+#include "datasheet.hpp"
 #include "memory_check.hpp"
 
 namespace cocktail::cli {
@@ -34,6 +36,7 @@ struct BenchArgs {
   std::vector<double> mix{0.1, 0.3, 0.6};
   int threads = 0;
   int repeat = 30;
+  int flush_mib = 0;
   bool json = false;
 };
 
@@ -84,9 +87,30 @@ struct Timing {
   double median_s = 0, min_s = 0;
 };
 
-// The decode step is planned once, as a model's step is, and each timed run is one layer's.
+// Writes `mib` MiB of device memory, so that the next run finds none of its cache in the
+// device's last-level cache, as a model's step finds it after the other layers ran.
+class CacheFlush {
+ public:
+  CacheFlush(Backend& backend, int mib) {
+    if (mib == 0) return;
+    const auto floats = std::int64_t(mib) << 18;
+    memory_ = backend.allocate(std::size_t(floats) * 2 * sizeof(float));
+    from_ = {memory_.get(), 0, ElementType::f32, floats, 1};
+    to_ = {memory_.get(), std::size_t(floats) * sizeof(float), ElementType::f32, floats, 1};
+  }
+  void operator()(Stream& stream) const {
+    if (memory_) stream.copy(from_, to_);
+  }
+
+ private:
+  std::shared_ptr<Buffer> memory_;
+  Tensor from_, to_;
+};
+
+// The decode step is planned once, as a model's step is, and each timed run is one layer's,
+// timed by events on the stream: on a GPU, a host clock would add the launch and the wait.
 Timing time_decode(Backend& backend, Stream& stream, AttentionExecutor& attention,
-                   const KvStore& store, int q_heads, int repeat) {
+                   const KvStore& store, int q_heads, const BenchArgs& args) {
   const int dim = store.options().shape.head_dim;
   std::vector<float> q(std::size_t(q_heads * dim));
   std::mt19937 rng(1);
@@ -96,17 +120,19 @@ Timing time_decode(Backend& backend, Stream& stream, AttentionExecutor& attentio
   const DeviceRows out = device_rows(backend, q.size(), 1, q_heads * dim, "out");
   const std::unique_ptr<DecodePlan> plan = attention.plan_decode(store, q_heads);
   const float scale = 1.0f / std::sqrt(float(dim));
+  const CacheFlush flush(backend, args.flush_mib);
+  const std::shared_ptr<Event> start = stream.make_event(), end = stream.make_event();
   const auto run = [&] {
+    flush(stream);
+    stream.record(*start);
     attention.decode(stream, *plan, store, 0, qd.tensor, scale, out.tensor);
+    stream.record(*end);
     stream.synchronize();
+    return stream.seconds_between(*start, *end);
   };
   for (int i = 0; i < 3; ++i) run();  // warm up
   std::vector<double> seconds;
-  for (int i = 0; i < repeat; ++i) {
-    const Stopwatch watch;
-    run();
-    seconds.push_back(watch.seconds());
-  }
+  for (int i = 0; i < args.repeat; ++i) seconds.push_back(run());
   std::sort(seconds.begin(), seconds.end());
   return {seconds[seconds.size() / 2], seconds.front()};
 }
@@ -119,7 +145,7 @@ nlohmann::json measure_cache(Backend& backend, const EngineSettings& settings, c
   fill_random(backend, *stream, *store, a.context_tokens);
   store->commit(*stream, plan);
   auto attention = backend.make_attention();
-  const Timing t = time_decode(backend, *stream, *attention, *store, a.kv_heads * a.gqa, a.repeat);
+  const Timing t = time_decode(backend, *stream, *attention, *store, a.kv_heads * a.gqa, a);
   const std::size_t bytes = store->bytes();
   const double bandwidth = backend.measure_read_bandwidth(bytes);
   const double achieved = double(bytes) / t.median_s;
@@ -174,7 +200,7 @@ void run(const BenchArgs& args) {
   const double speedup = f["time_s"].get<double>() / m["time_s"].get<double>();
   const double byte_ratio =
       double(f["bytes"].get<std::size_t>()) / double(m["bytes"].get<std::size_t>());
-  const nlohmann::json result = {
+  nlohmann::json result = {
       {"backend", std::string(backend.name())},
       {"backend_detail", backend.device().availability.reason},
       {"device", backend.device().name},
@@ -183,6 +209,7 @@ void run(const BenchArgs& args) {
       {"head_dim", args.head_dim},
       {"gqa", args.gqa},
       {"threads", args.threads},
+      {"flush_mib", args.flush_mib},
       {"mix", {{"fp16", args.mix[0]}, {"int4", args.mix[1]}, {"int2", args.mix[2]}}},
       {"mixed", m},
       {"fp16", f},
@@ -190,6 +217,13 @@ void run(const BenchArgs& args) {
       {"speedup_vs_fp16", speedup},
       {"byte_ratio_vs_fp16", byte_ratio},
       {"speedup_over_byte_ratio", speedup / byte_ratio}};
+  if (const std::optional<double> peak = datasheet_read_bandwidth(backend.device().name)) {
+    result["datasheet_gbps"] = *peak / 1e9;
+    for (const char* cache : {"mixed", "fp16"}) {
+      result[cache]["datasheet_fraction"] =
+          result[cache]["achieved_gbps"].get<double>() * 1e9 / *peak;
+    }
+  }
   if (args.json) {
     print_json(result);
     return;
@@ -233,6 +267,11 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(0, 1024));
   attention->add_option("--repeat", args->repeat, "Timed runs (the median is reported)")
       ->check(CLI::Range(1, 100000));
+  attention
+      ->add_option("--flush-mib", args->flush_mib,
+                   "MiB of device memory copied before each timed run, to empty the device's "
+                   "last-level cache (0: none; GPUs: more than twice the L2)")
+      ->check(CLI::Range(0, 1 << 16));
   attention->add_flag("--json", args->json, "Print JSON");
   attention->callback([args] { run(*args); });
   add_bench_decode_command(*bench);
