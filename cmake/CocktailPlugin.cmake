@@ -1,9 +1,9 @@
 # cocktail_add_plugin(<target> NAME <kind-name> SOURCES <files...>)
 #
 # Builds a Cocktail plugin: a MODULE library named `cocktail-<NAME>.so` that exports only its
-# entry point. Used in tree and by out-of-tree plugins (after find_package(Cocktail)). When
-# COCKTAIL_PLUGIN_OUTPUT_DIR / COCKTAIL_PLUGIN_INSTALL_DIR are set (in tree), the library is
-# written and installed there.
+# entry point; its sources may be C++, CUDA or HIP (a language the project has enabled). Used in
+# tree and by out-of-tree plugins (after find_package(Cocktail)). When COCKTAIL_PLUGIN_OUTPUT_DIR
+# / COCKTAIL_PLUGIN_INSTALL_DIR are set (in tree), the library is written and installed there.
 set(_COCKTAIL_PLUGIN_EXPORTS_MAP ${CMAKE_CURRENT_LIST_DIR}/plugin-exports.map)
 
 function(cocktail_add_plugin target)
@@ -26,6 +26,8 @@ function(cocktail_add_plugin target)
     PREFIX ""
     OUTPUT_NAME "cocktail-${ARG_NAME}"
     CXX_VISIBILITY_PRESET hidden
+    CUDA_VISIBILITY_PRESET hidden
+    HIP_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
   # Only the entry point leaves the library, not even the C++ runtime's template instances.
   if(CMAKE_SYSTEM_NAME STREQUAL "Linux")

@@ -1,0 +1,2 @@
+// backends/cuda/src/compute/matmul_kernels.cu, compiled by the host compiler against host_shim/.
+#include "compute/matmul_kernels.cu"
