@@ -218,8 +218,8 @@ class GuardedCompute final : public Compute, Guard<Compute> {
     call([&] { inner_->rms_norm(unguarded(stream), x, weight, eps, out); });
   }
   void rope(Stream& stream, const Tensor& x, const Tensor& positions, int n_heads, int head_dim,
-            float base) override {
-    call([&] { inner_->rope(unguarded(stream), x, positions, n_heads, head_dim, base); });
+            float base, RopeStyle style) override {
+    call([&] { inner_->rope(unguarded(stream), x, positions, n_heads, head_dim, base, style); });
   }
   void silu_mul(Stream& stream, const Tensor& gate, const Tensor& up) override {
     call([&] { inner_->silu_mul(unguarded(stream), gate, up); });

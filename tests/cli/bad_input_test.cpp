@@ -388,7 +388,7 @@ std::vector<BadInput> plugin_rows() {
        with_plugin(COCKTAIL_TEST_PLUGIN_ABI_NEXT, "test-abi-next"),
        {std::string(COCKTAIL_TEST_PLUGIN_ABI_NEXT) + " refused", "ABI",
         "no planner plugin named 'test-abi-next'"}},
-      // A backend built before devices, buffers and streams.
+      // A backend built before Compute::rope took a RopeStyle.
       {"plugin_previous_abi_backend",
        with_plugin(COCKTAIL_TEST_PLUGIN_ABI_PREVIOUS, "test-abi-previous", "backend"),
        {std::string(COCKTAIL_TEST_PLUGIN_ABI_PREVIOUS) + " refused",

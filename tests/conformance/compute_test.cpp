@@ -13,6 +13,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cocktail/dequantize.hpp"
@@ -21,6 +22,7 @@
 #include "reference.hpp"
 #include "support/layer_norm_reference.hpp"
 #include "support/random_kv.hpp"
+#include "support/rope_reference.hpp"
 
 namespace cocktail::conformance {
 namespace {
@@ -281,46 +283,53 @@ TEST_P(ComputeConformance, RmsNormIntoAnotherTensorAndInPlace) {
   }
 }
 
-// Adjacent pairs rotate by position · base^(-2i/head_dim). Calls that change the base or the
-// head size, and repeated positions, must each rotate by their own angles. The tolerance
-// admits angles computed in float32 (an error of position · 2^-22 radians).
-TEST_P(ComputeConformance, RopeRotatesAdjacentPairs) {
+// Each style's pairs rotate by position · base^(-2i/head_dim). Calls that change the base, the
+// head size or the style, and repeated positions, must each rotate by their own angles. The
+// tolerance admits angles computed in float32 (an error of position · 2^-22 radians).
+TEST_P(ComputeConformance, RopeRotatesEachStylesPairs) {
   const std::shared_ptr<Compute> compute = backend().make_compute();
   std::mt19937 rng(6);
   const std::vector<std::int32_t> positions = {0, 1, 7, 7, 31, 513, 4095, 8191, 2, 3, 100};
   const auto n = std::int64_t(positions.size());
   const DeviceRows positions_device = ints_to_device(positions);
   const int n_heads = 3;
-  const std::pair<int, float> settings[] = {{64, 10000.0f}, {64, 500000.0f}, {32, 10000.0f}};
-  for (const auto& [head_dim, base] : settings) {
+  const std::tuple<int, float, RopeStyle> settings[] = {{64, 10000.0f, RopeStyle::adjacent_pairs},
+                                                        {64, 500000.0f, RopeStyle::adjacent_pairs},
+                                                        {32, 10000.0f, RopeStyle::adjacent_pairs},
+                                                        {128, 1e6f, RopeStyle::halves},
+                                                        {32, 10000.0f, RopeStyle::halves}};
+  for (const auto& [head_dim, base, style] : settings) {
     const std::int64_t width = std::int64_t(n_heads) * head_dim;
     const std::vector<float> x = random_activations(std::size_t(n * width), rng);
     const DeviceRows x_device = to_device(x, n, width);
-    compute->rope(stream(), x_device.tensor, positions_device.tensor, n_heads, head_dim, base);
+    compute->rope(stream(), x_device.tensor, positions_device.tensor, n_heads, head_dim, base,
+                  style);
     const std::vector<float> y = read_back(x_device.tensor);
+    const std::vector<double> want =
+        testing::rope_reference(x, positions, n_heads, head_dim, base, style);
     Failures off;
     for (std::int64_t t = 0; t < n; ++t) {
       const double position = positions[std::size_t(t)];
       for (int h = 0; h < n_heads; ++h) {
+        const auto head = std::size_t(t * width + h * head_dim);
         for (int i = 0; i < head_dim / 2; ++i) {
-          const double theta = position * std::pow(double(base), -2.0 * i / head_dim);
-          const auto at = std::size_t(t * width + h * head_dim + 2 * i);
-          const double x0 = x[at], x1 = x[at + 1];
+          const auto [a, b] = testing::rope_pair(style, head_dim, i);
           const double tolerance =
-              (2e-6 + position * 0x1p-22) * (std::abs(x0) + std::abs(x1)) + 1e-7;
-          const double want0 = x0 * std::cos(theta) - x1 * std::sin(theta);
-          const double want1 = x0 * std::sin(theta) + x1 * std::cos(theta);
-          off.add(std::abs(y[at] - want0) <= tolerance && std::abs(y[at + 1] - want1) <= tolerance,
+              (2e-6 + position * 0x1p-22) * (std::abs(x[head + a]) + std::abs(x[head + b])) + 1e-7;
+          off.add(std::abs(y[head + a] - want[head + a]) <= tolerance &&
+                      std::abs(y[head + b] - want[head + b]) <= tolerance,
                   [&] {
                     return "token " + std::to_string(t) + " head " + std::to_string(h) + " pair " +
-                           std::to_string(i) + ": got (" + std::to_string(y[at]) + ", " +
-                           std::to_string(y[at + 1]) + "), want (" + std::to_string(want0) + ", " +
-                           std::to_string(want1) + ")";
+                           std::to_string(i) + ": got (" + std::to_string(y[head + a]) + ", " +
+                           std::to_string(y[head + b]) + "), want (" +
+                           std::to_string(want[head + a]) + ", " + std::to_string(want[head + b]) +
+                           ")";
                   });
         }
       }
     }
-    EXPECT_EQ(off.count, 0) << "head_dim " << head_dim << " base " << base << ": " << off.first;
+    EXPECT_EQ(off.count, 0) << "head_dim " << head_dim << " base " << base << " style "
+                            << int(style) << ": " << off.first;
   }
 }
 

@@ -111,7 +111,7 @@ TEST_F(PluginRegistryScanTest, RefusesANewerAbiMajorNamingBothVersions) {
                               std::to_string(kAbiMinor))));
 }
 
-// A backend built before devices, buffers and streams (ABI 6) has another Backend vtable.
+// A backend built before Compute::rope took a RopeStyle (ABI 7) has another Compute vtable.
 TEST_F(PluginRegistryScanTest, RefusesAnOlderAbiMajorNamingBothVersions) {
   const fs::path file = plugin_file("test-abi-previous");
   EXPECT_THAT(rejection_of(registry_, file),
@@ -456,7 +456,7 @@ std::vector<ThrowingCall> calls_into_every_entry_point() {
       {"backend", thrown_by("Compute::rms_norm"),
        [=](auto& r) { compute(r)->rms_norm(*stream(r), t, t, 1e-5f, t); }},
       {"backend", thrown_by("Compute::rope"),
-       [=](auto& r) { compute(r)->rope(*stream(r), t, t, 1, 32, 1e4f); }},
+       [=](auto& r) { compute(r)->rope(*stream(r), t, t, 1, 32, 1e4f, RopeStyle::halves); }},
       {"backend", thrown_by("Compute::silu_mul"),
        [=](auto& r) { compute(r)->silu_mul(*stream(r), t, t); }},
       {"backend", thrown_by("Compute::add"), [=](auto& r) { compute(r)->add(*stream(r), t, t); }},

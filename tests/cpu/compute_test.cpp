@@ -14,6 +14,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "compute/matmul_kernels.hpp"
 #include "compute/row_groups.hpp"
 #include "support/layer_norm_reference.hpp"
+#include "support/rope_reference.hpp"
 #include "support/simd_targets.hpp"
 
 namespace cocktail::cpu {
@@ -786,37 +788,44 @@ TEST(RmsNorm, MatchesDefinition) {
 }
 
 // The rotation of a position is kept between calls (a decode step rotates one position in every
-// layer): calls that change the base or the head size, and repeated positions, must not reuse
-// a stale one.
-TEST(Rope, RotatesAdjacentPairs) {
+// layer): calls that change the base, the head size or the style, and repeated positions, must
+// not reuse a stale one.
+TEST(Rope, RotatesEachStylesPairs) {
   std::mt19937 rng(6);
-  const std::pair<int, float> settings[] = {
-      {64, 10000.0f}, {64, 500000.0f}, {6, 10000.0f}, {64, 10000.0f}};
-  for (const auto& [head_dim, base] : settings) {
+  const std::tuple<int, float, RopeStyle> settings[] = {{64, 10000.0f, RopeStyle::adjacent_pairs},
+                                                        {64, 500000.0f, RopeStyle::adjacent_pairs},
+                                                        {6, 10000.0f, RopeStyle::adjacent_pairs},
+                                                        {64, 10000.0f, RopeStyle::halves},
+                                                        {128, 1e6f, RopeStyle::halves},
+                                                        {6, 10000.0f, RopeStyle::halves},
+                                                        {64, 10000.0f, RopeStyle::adjacent_pairs}};
+  for (const auto& [head_dim, base, style] : settings) {
     const int n_heads = 3;
     const std::vector<std::int32_t> positions = {100000, 0, 1, 7, 7, 513, 8191, 100000};
     const auto n = std::int64_t(positions.size());
     const auto x = random_activations(std::size_t(n * n_heads * head_dim), rng);
     std::vector<float> y = x;
-    CpuCompute(2).rope(y, positions, n_heads, head_dim, base);
+    CpuCompute(2).rope(y, positions, n_heads, head_dim, base, style);
+    const std::vector<double> want =
+        testing::rope_reference(x, positions, n_heads, head_dim, base, style);
     for (std::int64_t t = 0; t < n; ++t) {
       for (int h = 0; h < n_heads; ++h) {
+        const auto head = std::size_t((t * n_heads + h) * head_dim);
         for (int i = 0; i < head_dim / 2; ++i) {
-          const double theta =
-              positions[std::size_t(t)] * std::pow(double(base), -2.0 * i / head_dim);
-          const auto at = std::size_t((t * n_heads + h) * head_dim + 2 * i);
-          const double x0 = x[at], x1 = x[at + 1];
-          const double tol = 2e-6 * (std::abs(x0) + std::abs(x1)) + 1e-7;
-          EXPECT_NEAR(y[at], x0 * std::cos(theta) - x1 * std::sin(theta), tol) << t << " " << i;
-          EXPECT_NEAR(y[at + 1], x0 * std::sin(theta) + x1 * std::cos(theta), tol) << t << " " << i;
+          const auto [a, b] = testing::rope_pair(style, head_dim, i);
+          const double tol = 2e-6 * (std::abs(x[head + a]) + std::abs(x[head + b])) + 1e-7;
+          EXPECT_NEAR(y[head + a], want[head + a], tol) << head_dim << " " << t << " " << i;
+          EXPECT_NEAR(y[head + b], want[head + b], tol) << head_dim << " " << t << " " << i;
         }
       }
     }
   }
   std::vector<float> x(12);
   const std::vector<std::int32_t> pos = {0};
-  expect_error([&] { CpuCompute(1).rope(x, pos, 2, 4, 10000.0f); }, "x has 12 elements");
-  expect_error([&] { CpuCompute(1).rope(x, pos, 2, 5, 10000.0f); }, "even head_dim");
+  expect_error([&] { CpuCompute(1).rope(x, pos, 2, 4, 10000.0f, RopeStyle::halves); },
+               "x has 12 elements");
+  expect_error([&] { CpuCompute(1).rope(x, pos, 2, 5, 10000.0f, RopeStyle::halves); },
+               "even head_dim");
 }
 
 TEST(Elementwise, SiluMulAndAdd) {

@@ -24,6 +24,7 @@
 #include "compute/matmul_kernels.cuh"
 #include "compute/norm_kernels.cuh"
 #include "gpu_common/weight_layout.hpp"
+#include "support/rope_reference.hpp"
 
 namespace cocktail::gpu {
 namespace {
@@ -265,27 +266,30 @@ TEST(EmulatedKernels, RmsNormAndLayerNormInPlaceAndNot) {
   }
 }
 
-TEST(EmulatedKernels, RopeRotatesAdjacentPairsByPosition) {
+TEST(EmulatedKernels, RopeRotatesEachStylesPairsByPosition) {
   std::mt19937 rng(4);
   const std::vector<int> positions = {0, 1, 7, 513, 8191};
   const auto n = std::int64_t(positions.size());
-  for (const auto& [n_heads, head_dim, base] :
-       {std::tuple{3, 64, 10000.0f}, std::tuple{2, 32, 500000.0f}}) {
+  for (const auto& [n_heads, head_dim, base, style] :
+       {std::tuple{3, 64, 10000.0f, RopeStyle::adjacent_pairs},
+        std::tuple{2, 32, 500000.0f, RopeStyle::adjacent_pairs},
+        std::tuple{2, 128, 1e6f, RopeStyle::halves}}) {
     const std::int64_t width = std::int64_t(n_heads) * head_dim;
     const std::vector<float> x = random_floats(std::size_t(n * width), rng);
     std::vector<float> y = x;
-    launch_rope(nullptr, y.data(), positions.data(), n, n_heads, head_dim, base);
+    launch_rope(nullptr, y.data(), positions.data(), n, n_heads, head_dim, base, style);
+    const std::vector<double> want =
+        testing::rope_reference(x, positions, n_heads, head_dim, base, style);
     for (std::int64_t t = 0; t < n; ++t) {
       for (int h = 0; h < n_heads; ++h) {
+        const auto head = std::size_t(t * width + h * head_dim);
         for (int i = 0; i < head_dim / 2; ++i) {
           const double position = positions[std::size_t(t)];
-          const double theta = position * std::pow(double(base), -2.0 * i / head_dim);
-          const auto at = std::size_t(t * width + h * head_dim + 2 * i);
-          const double x0 = x[at], x1 = x[at + 1];
+          const auto [a, b] = testing::rope_pair(style, head_dim, i);
           const double tolerance =
-              (2e-6 + position * 0x1p-22) * (std::abs(x0) + std::abs(x1)) + 1e-7;
-          ASSERT_NEAR(y[at], x0 * std::cos(theta) - x1 * std::sin(theta), tolerance);
-          ASSERT_NEAR(y[at + 1], x0 * std::sin(theta) + x1 * std::cos(theta), tolerance);
+              (2e-6 + position * 0x1p-22) * (std::abs(x[head + a]) + std::abs(x[head + b])) + 1e-7;
+          ASSERT_NEAR(y[head + a], want[head + a], tolerance);
+          ASSERT_NEAR(y[head + b], want[head + b], tolerance);
         }
       }
     }

@@ -1,6 +1,7 @@
 #version 450
-// Rotary position embedding in place on x[n][n_heads * head_dim]: pair (x[2i], x[2i+1]) of
-// every head of token t turns by positions[t] * frequency[i]. The frequencies come from the
+// Rotary position embedding in place on x[n][n_heads * head_dim]: pair i of every head of
+// token t, (x[2i], x[2i+1]) or with `halves` (NeoX) (x[i], x[i + head_dim/2]), turns by
+// positions[t] * frequency[i]. The frequencies come from the
 // host, computed in double precision, and sine and cosine are computed here with their own
 // range reduction: GLSL's sin and cos promise only an absolute error of 2^-11, and less still
 // for the angles of late positions (thousands of radians).
@@ -16,6 +17,7 @@ layout(push_constant) uniform Push {
   uint x_first;
   uint positions_first;
   uint frequency_first;
+  uint halves;  // 1: NeoX pairs, 0: adjacent pairs
 } p;
 
 // pi/2 in three parts whose products with a quadrant count below 2^13 are exact in float (the
@@ -56,10 +58,12 @@ void main() {
     const float theta =
         float(positions[p.positions_first + token]) * frequency[p.frequency_first + i];
     const vec2 sc = sin_cos(theta);
-    const uint at = p.x_first + 2u * g;
-    const float x0 = x[at];
-    const float x1 = x[at + 1u];
-    x[at] = x0 * sc.y - x1 * sc.x;
-    x[at + 1u] = x0 * sc.x + x1 * sc.y;
+    const uint head = p.x_first + (g - i) * 2u;  // g - i = the head's first pair
+    const uint first = head + (p.halves != 0u ? i : 2u * i);
+    const uint second = first + (p.halves != 0u ? p.half_dim : 1u);
+    const float x0 = x[first];
+    const float x1 = x[second];
+    x[first] = x0 * sc.y - x1 * sc.x;
+    x[second] = x0 * sc.x + x1 * sc.y;
   }
 }

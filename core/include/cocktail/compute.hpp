@@ -38,6 +38,11 @@ class Weights {
   std::int64_t cols_;
 };
 
+// Which dimensions of a head RoPE rotates together. GGUF's Llama convention rotates adjacent
+// pairs (x[2i], x[2i+1]); GPT-NeoX's, which Qwen2 uses, the two halves of the head
+// (x[i], x[i + head_dim/2]). Pair i turns by position · base^(-2i/head_dim) in both.
+enum class RopeStyle : unsigned char { adjacent_pairs, halves };
+
 // One product of a batch of matmuls over the same input: y = x · wᵀ.
 struct MatmulOutput {
   const Weights* w = nullptr;
@@ -75,11 +80,11 @@ class Compute {
   // out[i] = x[i] / sqrt(mean(x[i]²) + eps) * weight for each row; weight is [1][x.cols].
   virtual void rms_norm(Stream& stream, const Tensor& x, const Tensor& weight, float eps,
                         const Tensor& out) = 0;
-  // Rotary position embedding in place, on x[n][n_heads · head_dim], rotating adjacent pairs
-  // (x[2i], x[2i+1]) by positions[t] · base^(-2i/head_dim) (GGUF's Llama convention);
-  // positions is i32 [n][1].
+  // Rotary position embedding in place, on x[n][n_heads · head_dim]: each head's pair i, as
+  // `style` forms the pairs, turns by positions[t] · base^(-2i/head_dim); positions is
+  // i32 [n][1].
   virtual void rope(Stream& stream, const Tensor& x, const Tensor& positions, int n_heads,
-                    int head_dim, float base) = 0;
+                    int head_dim, float base, RopeStyle style) = 0;
   // gate = silu(gate) * up, elementwise (SwiGLU).
   virtual void silu_mul(Stream& stream, const Tensor& gate, const Tensor& up) = 0;
   // x += y, elementwise (residual connections).

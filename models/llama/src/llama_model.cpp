@@ -245,8 +245,10 @@ void LlamaRunner::attention_block(Session& session, int l, std::int64_t n) {
   compute_.rms_norm(stream, x, layer.attn_norm, h.rms_eps, norm);
   const MatmulOutput qkv[] = {{layer.q.get(), q}, {layer.k.get(), k}, {layer.v.get(), v}};
   timed(&DecodeTimes::matmul_s, [&] { compute_.matmul_shared_input(stream, norm, qkv); });
-  compute_.rope(stream, q, positions, h.n_heads, h.head_dim, h.rope_base);
-  compute_.rope(stream, k, positions, h.n_kv_heads, h.head_dim, h.rope_base);
+  compute_.rope(stream, q, positions, h.n_heads, h.head_dim, h.rope_base,
+                RopeStyle::adjacent_pairs);
+  compute_.rope(stream, k, positions, h.n_kv_heads, h.head_dim, h.rope_base,
+                RopeStyle::adjacent_pairs);
   keep_captured_queries(l, n);
   session.append(l, k, v);
   if (n == 1) {

@@ -74,9 +74,9 @@ class CountingCompute final : public Compute {
                    cpu_tensor("rms_norm", "out", out));
   }
   void rope(Stream& stream, const Tensor& x, const Tensor& positions, int n_heads, int head_dim,
-            float base) override {
+            float base, RopeStyle style) override {
     cpu_->rope(cpu_stream("rope", stream), cpu_tensor("rope", "x", x),
-               cpu_tensor("rope", "positions", positions), n_heads, head_dim, base);
+               cpu_tensor("rope", "positions", positions), n_heads, head_dim, base, style);
   }
   void silu_mul(Stream& stream, const Tensor& gate, const Tensor& up) override {
     cpu_->silu_mul(cpu_stream("silu_mul", stream), cpu_tensor("silu_mul", "gate", gate),

@@ -1,5 +1,5 @@
-// A backend plugin built for the previous major ABI, the one before devices, buffers and
-// streams: its backend object has another vtable, so the host must refuse it from the
+// A backend plugin built for the previous major ABI, the one before Compute::rope took a
+// RopeStyle: its Compute has another vtable, so the host must refuse it from the
 // descriptor alone; the factories are left out to make any later read show.
 #include "cocktail/plugin.hpp"
 

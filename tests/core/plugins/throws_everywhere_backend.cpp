@@ -105,7 +105,7 @@ class ThrowingCompute : public cocktail::Compute {
   void rms_norm(Stream&, const Tensor&, const Tensor&, float, const Tensor&) override {
     throw_from("Compute::rms_norm");
   }
-  void rope(Stream&, const Tensor&, const Tensor&, int, int, float) override {
+  void rope(Stream&, const Tensor&, const Tensor&, int, int, float, cocktail::RopeStyle) override {
     throw_from("Compute::rope");
   }
   void silu_mul(Stream&, const Tensor&, const Tensor&) override { throw_from("Compute::silu_mul"); }

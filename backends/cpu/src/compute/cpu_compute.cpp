@@ -270,7 +270,7 @@ void CpuCompute::rms_norm(std::span<const float> x, std::span<const float> weigh
 }
 
 void CpuCompute::rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads,
-                      int head_dim, float base) {
+                      int head_dim, float base, RopeStyle style) {
   check_rope_settings(n_heads, head_dim, base);
   const std::int64_t row = std::int64_t(n_heads) * head_dim;
   const auto n = std::int64_t(positions.size());
@@ -279,7 +279,8 @@ void CpuCompute::rope(std::span<float> x, std::span<const std::int32_t> position
                   std::to_string(n_heads) + " * " + std::to_string(head_dim));
   parallel_ranges(n, parts_for(n * row, kMinElementsPerThread, threads()),
                   [&](std::int64_t begin, std::int64_t end) {
-                    rope_tokens(x.data(), positions.data(), n_heads, head_dim, base, begin, end);
+                    rope_tokens(x.data(), positions.data(), n_heads, head_dim, base, style, begin,
+                                end);
                   });
 }
 
@@ -411,9 +412,9 @@ void CpuCompute::rms_norm(Stream& /*stream*/, const Tensor& x, const Tensor& wei
 }
 
 void CpuCompute::rope(Stream& /*stream*/, const Tensor& x, const Tensor& positions, int n_heads,
-                      int head_dim, float base) {
+                      int head_dim, float base, RopeStyle style) {
   check_rope(x, positions, n_heads, head_dim, base);
-  rope(f32("rope", "x", x), i32("rope", "positions", positions), n_heads, head_dim, base);
+  rope(f32("rope", "x", x), i32("rope", "positions", positions), n_heads, head_dim, base, style);
 }
 
 void CpuCompute::silu_mul(Stream& /*stream*/, const Tensor& gate, const Tensor& up) {

@@ -75,7 +75,7 @@ class CpuCompute final : public Compute {
   void rms_norm(Stream& stream, const Tensor& x, const Tensor& weight, float eps,
                 const Tensor& out) override;
   void rope(Stream& stream, const Tensor& x, const Tensor& positions, int n_heads, int head_dim,
-            float base) override;
+            float base, RopeStyle style) override;
   void silu_mul(Stream& stream, const Tensor& gate, const Tensor& up) override;
   void add(Stream& stream, const Tensor& x, const Tensor& y) override;
   void layer_norm(Stream& stream, const Tensor& x, const Tensor& weight, const Tensor& bias,
@@ -95,7 +95,7 @@ class CpuCompute final : public Compute {
   void rms_norm(std::span<const float> x, std::span<const float> weight, float eps,
                 std::span<float> out);
   void rope(std::span<float> x, std::span<const std::int32_t> positions, int n_heads, int head_dim,
-            float base);
+            float base, RopeStyle style);
   void silu_mul(std::span<float> gate, std::span<const float> up);
   void add(std::span<float> x, std::span<const float> y);
   void layer_norm(std::span<const float> x, std::span<const float> weight,

@@ -104,31 +104,58 @@ struct RopeRotation {
   }
 };
 
-void RopeTokens(float* x, const std::int32_t* positions, int n_heads, int head_dim, float base,
-                std::int64_t token_begin, std::int64_t token_end) {
+// One head's adjacent pairs (v[2i], v[2i+1]), with the rotation's interleaved c and s.
+void RotateAdjacentPairs(float* v, int head_dim, const RopeRotation& rotation) {
   const DF df;
+  const float* c = rotation.c.data();
+  const float* s = rotation.s.data();
+  int d = 0;
+  for (; d + kLanes <= head_dim; d += int(kLanes)) {
+    const VF xv = hn::LoadU(df, v + d);
+    const VF rotated =
+        hn::MulAdd(xv, hn::LoadU(df, c + d), hn::Mul(hn::Reverse2(df, xv), hn::LoadU(df, s + d)));
+    hn::StoreU(rotated, df, v + d);
+  }
+  for (; d < head_dim; d += 2) {
+    const float x0 = v[d];
+    const float x1 = v[d + 1];
+    v[d] = x0 * c[d] + x1 * s[d];
+    v[d + 1] = x1 * c[d] + x0 * s[d + 1];
+  }
+}
+
+// One head's halves: pair i is (v[i], v[i + head_dim/2]), turned by cos_half[i], sin_half[i].
+void RotateHalves(float* v, int head_dim, const RopeRotation& rotation) {
+  const DF df;
+  const int half = head_dim / 2;
+  const float* c = rotation.cos_half.data();
+  const float* s = rotation.sin_half.data();
+  float* w = v + half;
+  int i = 0;
+  for (; i + kLanes <= half; i += int(kLanes)) {
+    const VF lo = hn::LoadU(df, v + i);
+    const VF hi = hn::LoadU(df, w + i);
+    const VF cv = hn::LoadU(df, c + i);
+    const VF sv = hn::LoadU(df, s + i);
+    hn::StoreU(hn::NegMulAdd(hi, sv, hn::Mul(lo, cv)), df, v + i);
+    hn::StoreU(hn::MulAdd(lo, sv, hn::Mul(hi, cv)), df, w + i);
+  }
+  for (; i < half; ++i) {
+    const float lo = v[i];
+    const float hi = w[i];
+    v[i] = lo * c[i] - hi * s[i];
+    w[i] = hi * c[i] + lo * s[i];
+  }
+}
+
+void RopeTokens(float* x, const std::int32_t* positions, int n_heads, int head_dim, float base,
+                RopeStyle style, std::int64_t token_begin, std::int64_t token_end) {
   thread_local RopeRotation rotation;
   rotation.prepare(head_dim, base);
-  const std::vector<float>& c = rotation.c;
-  const std::vector<float>& s = rotation.s;
+  const auto rotate = style == RopeStyle::halves ? RotateHalves : RotateAdjacentPairs;
   for (std::int64_t t = token_begin; t < token_end; ++t) {
     rotation.rotate_to(positions[t]);
-    for (int h = 0; h < n_heads; ++h) {
-      float* v = x + (t * n_heads + h) * head_dim;
-      int d = 0;
-      for (; d + kLanes <= head_dim; d += int(kLanes)) {
-        const VF xv = hn::LoadU(df, v + d);
-        const VF rotated = hn::MulAdd(xv, hn::LoadU(df, c.data() + d),
-                                      hn::Mul(hn::Reverse2(df, xv), hn::LoadU(df, s.data() + d)));
-        hn::StoreU(rotated, df, v + d);
-      }
-      for (; d < head_dim; d += 2) {
-        const float x0 = v[d];
-        const float x1 = v[d + 1];
-        v[d] = x0 * c[std::size_t(d)] + x1 * s[std::size_t(d)];
-        v[d + 1] = x1 * c[std::size_t(d)] + x0 * s[std::size_t(d + 1)];
-      }
-    }
+    for (int h = 0; h < n_heads; ++h) rotate(x + (t * n_heads + h) * head_dim, head_dim, rotation);
   }
 }
 
@@ -243,8 +270,9 @@ void rms_norm_rows(const float* x, const float* weight, std::int64_t dim, float 
 }
 
 void rope_tokens(float* x, const std::int32_t* positions, int n_heads, int head_dim, float base,
-                 std::int64_t token_begin, std::int64_t token_end) {
-  HWY_DYNAMIC_DISPATCH(RopeTokens)(x, positions, n_heads, head_dim, base, token_begin, token_end);
+                 RopeStyle style, std::int64_t token_begin, std::int64_t token_end) {
+  HWY_DYNAMIC_DISPATCH(RopeTokens)
+  (x, positions, n_heads, head_dim, base, style, token_begin, token_end);
 }
 
 void silu_mul_range(float* gate, const float* up, std::int64_t begin, std::int64_t end) {

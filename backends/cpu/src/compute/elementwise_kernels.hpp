@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "cocktail/compute.hpp"
+
 namespace cocktail::cpu {
 
 // The elementwise kernels of CpuCompute, each over a range so the caller can split the work
@@ -12,10 +14,10 @@ namespace cocktail::cpu {
 void rms_norm_rows(const float* x, const float* weight, std::int64_t dim, float eps, float* out,
                    std::int64_t row_begin, std::int64_t row_end);
 
-// Rotates adjacent pairs of tokens [token_begin, token_end) of x[tokens][n_heads][head_dim]
-// by positions[t] · base^(-2i / head_dim); head_dim is even.
+// Rotates the pairs `style` forms in tokens [token_begin, token_end) of
+// x[tokens][n_heads][head_dim], pair i by positions[t] · base^(-2i / head_dim); head_dim is even.
 void rope_tokens(float* x, const std::int32_t* positions, int n_heads, int head_dim, float base,
-                 std::int64_t token_begin, std::int64_t token_end);
+                 RopeStyle style, std::int64_t token_begin, std::int64_t token_end);
 
 // gate[i] = silu(gate[i]) · up[i] for i in [begin, end).
 void silu_mul_range(float* gate, const float* up, std::int64_t begin, std::int64_t end);

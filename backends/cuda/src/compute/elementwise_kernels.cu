@@ -35,9 +35,9 @@ __global__ void __launch_bounds__(kEmbeddingThreads)
   }
 }
 
-// One thread per pair.
+// One thread per pair: (2i, 2i+1) of a head, or (i, i + head_dim/2) with `halves` (NeoX).
 __global__ void rope_kernel(float* __restrict__ x, const int* __restrict__ positions, long long n,
-                            int n_heads, int head_dim, float base) {
+                            int n_heads, int head_dim, float base, bool halves) {
   const long long pair = global_index();
   const int half = head_dim / 2;
   if (pair >= n * n_heads * half) return;
@@ -47,10 +47,11 @@ __global__ void rope_kernel(float* __restrict__ x, const int* __restrict__ posit
   const float theta = float(positions[t]) * powf(base, -2.0f * float(i) / float(head_dim));
   float sine, cosine;
   sincosf(theta, &sine, &cosine);
-  float* p = x + head_row * head_dim + 2 * i;
-  const float x0 = p[0], x1 = p[1];
-  p[0] = x0 * cosine - x1 * sine;
-  p[1] = x0 * sine + x1 * cosine;
+  float* first = x + head_row * head_dim + (halves ? i : 2 * i);
+  float* second = first + (halves ? half : 1);
+  const float x0 = *first, x1 = *second;
+  *first = x0 * cosine - x1 * sine;
+  *second = x0 * sine + x1 * cosine;
 }
 
 __global__ void silu_mul_kernel(float* __restrict__ gate, const float* __restrict__ up,
@@ -93,11 +94,11 @@ void launch_embedding(cudaStream_t stream, const WeightRows& table, const int* i
 }
 
 void launch_rope(cudaStream_t stream, float* x, const int* positions, std::int64_t n, int n_heads,
-                 int head_dim, float base) {
+                 int head_dim, float base, RopeStyle style) {
   const long long pairs = n * n_heads * (head_dim / 2);
   if (pairs == 0) return;
   launch_kernel("rope_kernel", rope_kernel, blocks_for(pairs), kThreads, 0, stream, x, positions,
-                (long long)n, n_heads, head_dim, base);
+                (long long)n, n_heads, head_dim, base, style == RopeStyle::halves);
 }
 
 void launch_silu_mul(cudaStream_t stream, float* gate, const float* up, std::int64_t count) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "cocktail/compute.hpp"
 #include "gpu_common/weight_layout.hpp"
 #include "vendor/gpu_runtime.hpp"
 
@@ -16,10 +17,10 @@ namespace cocktail::gpu {
 void launch_embedding(cudaStream_t stream, const WeightRows& table, const int* ids, std::int64_t n,
                       float* out);
 
-// Rotates the adjacent pairs of x [n][n_heads · head_dim] in place by positions[t] ·
-// base^(−2i/head_dim).
+// Rotates the pairs `style` forms in x [n][n_heads · head_dim] in place, pair i by
+// positions[t] · base^(−2i/head_dim).
 void launch_rope(cudaStream_t stream, float* x, const int* positions, std::int64_t n, int n_heads,
-                 int head_dim, float base);
+                 int head_dim, float base, RopeStyle style);
 
 // gate = silu(gate) · up.
 void launch_silu_mul(cudaStream_t stream, float* gate, const float* up, std::int64_t count);

@@ -106,11 +106,11 @@ void GpuCompute::rms_norm(Stream& stream, const Tensor& x, const Tensor& weight,
 }
 
 void GpuCompute::rope(Stream& stream, const Tensor& x, const Tensor& positions, int n_heads,
-                      int head_dim, float base) {
+                      int head_dim, float base, RopeStyle style) {
   use_device(*device_);
   check_rope(x, positions, n_heads, head_dim, base);
   launch_rope(native_stream("rope", stream), floats_out("rope", "x", x),
-              ints_in("rope", "positions", positions), x.rows, n_heads, head_dim, base);
+              ints_in("rope", "positions", positions), x.rows, n_heads, head_dim, base, style);
 }
 
 void GpuCompute::silu_mul(Stream& stream, const Tensor& gate, const Tensor& up) {

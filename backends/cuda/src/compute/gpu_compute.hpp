@@ -32,7 +32,7 @@ class GpuCompute final : public Compute {
   void rms_norm(Stream& stream, const Tensor& x, const Tensor& weight, float eps,
                 const Tensor& out) override;
   void rope(Stream& stream, const Tensor& x, const Tensor& positions, int n_heads, int head_dim,
-            float base) override;
+            float base, RopeStyle style) override;
   void silu_mul(Stream& stream, const Tensor& gate, const Tensor& up) override;
   void add(Stream& stream, const Tensor& x, const Tensor& y) override;
   void layer_norm(Stream& stream, const Tensor& x, const Tensor& weight, const Tensor& bias,

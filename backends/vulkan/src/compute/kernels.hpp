@@ -29,7 +29,7 @@ struct LayerNormPush {
   float eps;
 };
 struct RopePush {
-  std::uint32_t pairs, half_dim, row_pairs, x_first, positions_first, frequency_first;
+  std::uint32_t pairs, half_dim, row_pairs, x_first, positions_first, frequency_first, halves;
 };
 // embedding, matmul_gemv and matmul_tiled read a slab of VulkanWeights: `format` is its
 // gpu::WeightFormat (weight_rows.glsl numbers them alike), `groups_first` the 16-byte unit of

@@ -179,7 +179,7 @@ const Tensor& VulkanCompute::frequencies(int head_dim, float base) {
 }
 
 void VulkanCompute::rope(Stream& s, const Tensor& x, const Tensor& positions, int n_heads,
-                         int head_dim, float base) {
+                         int head_dim, float base, RopeStyle style) {
   check_rope(x, positions, n_heads, head_dim, base);
   VulkanStream& stream = vulkan_stream("rope", s, *device_);
   const KernelOperand xo = kernel_operand("rope", "x", x, *device_);
@@ -188,7 +188,13 @@ void VulkanCompute::rope(Stream& s, const Tensor& x, const Tensor& positions, in
   const KernelOperand fo =
       kernel_operand("rope", "frequencies", frequencies(head_dim, base), *device_);
   const std::int64_t pairs = x.elements() / 2;
-  const RopePush push{u32(pairs), u32(head_dim / 2), u32(x.cols / 2), xo.first, po.first, fo.first};
+  const RopePush push{u32(pairs),
+                      u32(head_dim / 2),
+                      u32(x.cols / 2),
+                      xo.first,
+                      po.first,
+                      fo.first,
+                      style == RopeStyle::halves ? 1u : 0u};
   run(stream, kRope, {xo.binding, po.binding, fo.binding}, push, {strided_groups(pairs), 1});
 }
 
