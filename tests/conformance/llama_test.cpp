@@ -1,6 +1,7 @@
-// A whole model on each backend: a tiny synthetic Llama (tests/models/llama/tiny_llama.hpp)
-// prefills a prompt into an FP16 cache, commits it, and decodes greedily. Every step's logits
-// must match the float64 reference forward, and the tokens what the CPU backend picks.
+// A whole model on each backend: a tiny synthetic Llama, and one of the Qwen2 architecture
+// (tests/models/llama/tiny_llama.hpp), prefills a prompt into an FP16 cache, commits it, and
+// decodes greedily. Every step's logits must match the float64 reference forward, and the
+// tokens what the CPU backend picks.
 
 #include <algorithm>
 #include <cstdint>
@@ -27,14 +28,27 @@ constexpr double kTolerance = 1e-4;
 constexpr int kPromptTokens = 20;
 constexpr int kDecodeSteps = 8;
 
+// A tiny model of one architecture, written to a file.
+struct TinyFile {
+  explicit TinyFile(const std::string& architecture) {
+    tiny.architecture = architecture;
+    path = tiny.write(dir, 7);
+  }
+  testing::TempDir dir;
+  TinyLlama tiny;
+  std::filesystem::path path;
+};
+
 class LlamaConformance : public BackendTest {
  protected:
   // Prefills the prompt, commits it as FP16 chunks of 8 tokens (shorter than the cache's groups
   // of 32) and decodes greedily; checks every step's logits against the reference. Returns the
   // tokens it picked.
-  std::vector<std::int32_t> greedy_tokens(const std::shared_ptr<Backend>& backend) const {
-    SCOPED_TRACE(std::string(backend->name()) + " backend");
-    const models::LlamaModel model(path_);
+  static std::vector<std::int32_t> greedy_tokens(const std::shared_ptr<Backend>& backend,
+                                                 const TinyFile& file) {
+    SCOPED_TRACE(std::string(backend->name()) + " backend, " + file.tiny.architecture);
+    const TinyLlama& tiny = file.tiny;
+    const models::LlamaModel model(file.path);
     const models::LlamaWeights weights(model, backend);
     Options planner_options("planner.uniform", {"llama_test", 0});
     planner_options.set("precision", std::string("fp16"), {"llama_test", 0});
@@ -47,7 +61,7 @@ class LlamaConformance : public BackendTest {
     std::vector<std::int32_t> tokens = prompt();
     std::vector<float> logits(TinyLlama::kVocab);
     runner.prefill(session, tokens, logits);
-    EXPECT_LT(relative_error(logits, tiny_.reference_logits(tokens)), kTolerance) << "prefill";
+    EXPECT_LT(relative_error(logits, tiny.reference_logits(tokens)), kTolerance) << "prefill";
     std::vector<std::string> texts;
     for (const std::int32_t t : tokens) texts.emplace_back(1, char('A' + t));  // the vocabulary
     EXPECT_EQ(session.plan_and_commit(texts, "").n_tokens(), kPromptTokens);
@@ -59,7 +73,7 @@ class LlamaConformance : public BackendTest {
       generated.push_back(next);
       tokens.push_back(next);
       runner.step(session, next, logits);
-      EXPECT_LT(relative_error(logits, tiny_.reference_logits(tokens)), kTolerance)
+      EXPECT_LT(relative_error(logits, tiny.reference_logits(tokens)), kTolerance)
           << "decode step " << step;
     }
     return generated;
@@ -73,18 +87,17 @@ class LlamaConformance : public BackendTest {
     for (std::int32_t& t : out) t = id(rng);
     return out;
   }
-
-  testing::TempDir dir_;
-  TinyLlama tiny_;
-  std::filesystem::path path_ = tiny_.write(dir_, 7);
 };
 COCKTAIL_CONFORMANCE_SUITE(LlamaConformance);
 
 TEST_P(LlamaConformance, GreedyDecodeMatchesReferenceAndCpu) {
-  const std::vector<std::int32_t> tokens = greedy_tokens(shared_backend());
   const BackendUnderTest& cpu = backend_under_test("cpu");
   ASSERT_NE(cpu.backend, nullptr) << cpu.unavailable;
-  EXPECT_EQ(tokens, greedy_tokens(cpu.backend));
+  for (const char* architecture : {"llama", "qwen2"}) {
+    const TinyFile file(architecture);
+    EXPECT_EQ(greedy_tokens(shared_backend(), file), greedy_tokens(cpu.backend, file))
+        << architecture;
+  }
 }
 
 }  // namespace

@@ -65,6 +65,11 @@ LlamaModel::LlamaModel(const std::filesystem::path& path)
     LlamaLayer layer;
     layer.attn_norm = vector_of(file_, p + "attn_norm.weight", h.n_embd);
     layer.ffn_norm = vector_of(file_, p + "ffn_norm.weight", h.n_embd);
+    if (h.qkv_bias) {
+      layer.q_bias = vector_of(file_, p + "attn_q.bias", h.n_embd);
+      layer.k_bias = vector_of(file_, p + "attn_k.bias", kv);
+      layer.v_bias = vector_of(file_, p + "attn_v.bias", kv);
+    }
     layer.q = matrix(file_, p + "attn_q.weight", h.n_embd, h.n_embd);
     layer.k = matrix(file_, p + "attn_k.weight", h.n_embd, kv);
     layer.v = matrix(file_, p + "attn_v.weight", h.n_embd, kv);
@@ -83,12 +88,17 @@ LlamaWeights::LlamaWeights(const LlamaModel& model, std::shared_ptr<Backend> bac
   const Stopwatch watch;
   const LlamaHyperparameters& h = model.hparams();
   layers_.resize(model.layers().size());
-  std::vector<TensorRequest> norms{{&output_norm_, ElementType::f32, 1, h.n_embd}};
+  const std::int64_t kv = std::int64_t(h.n_kv_heads) * h.head_dim;
+  std::vector<TensorRequest> vectors{{&output_norm_, ElementType::f32, 1, h.n_embd}};
   for (LlamaLayerWeights& layer : layers_) {
-    norms.push_back({&layer.attn_norm, ElementType::f32, 1, h.n_embd});
-    norms.push_back({&layer.ffn_norm, ElementType::f32, 1, h.n_embd});
+    vectors.push_back({&layer.attn_norm, ElementType::f32, 1, h.n_embd});
+    vectors.push_back({&layer.ffn_norm, ElementType::f32, 1, h.n_embd});
+    if (!h.qkv_bias) continue;
+    vectors.push_back({&layer.q_bias, ElementType::f32, 1, h.n_embd});
+    vectors.push_back({&layer.k_bias, ElementType::f32, 1, kv});
+    vectors.push_back({&layer.v_bias, ElementType::f32, 1, kv});
   }
-  norms_ = allocate_tensors(*backend_, norms);
+  vectors_ = allocate_tensors(*backend_, vectors);
   const std::shared_ptr<Stream> stream = backend_->make_stream();
   upload(*stream, std::span(model.output_norm()), output_norm_);
   for (std::size_t l = 0; l < layers_.size(); ++l) {
@@ -96,6 +106,11 @@ LlamaWeights::LlamaWeights(const LlamaModel& model, std::shared_ptr<Backend> bac
     LlamaLayerWeights& out = layers_[l];
     upload(*stream, std::span(in.attn_norm), out.attn_norm);
     upload(*stream, std::span(in.ffn_norm), out.ffn_norm);
+    if (h.qkv_bias) {
+      upload(*stream, std::span(in.q_bias), out.q_bias);
+      upload(*stream, std::span(in.k_bias), out.k_bias);
+      upload(*stream, std::span(in.v_bias), out.v_bias);
+    }
     out.q = compute_->upload(in.q);
     out.k = compute_->upload(in.k);
     out.v = compute_->upload(in.v);
@@ -245,10 +260,13 @@ void LlamaRunner::attention_block(Session& session, int l, std::int64_t n) {
   compute_.rms_norm(stream, x, layer.attn_norm, h.rms_eps, norm);
   const MatmulOutput qkv[] = {{layer.q.get(), q}, {layer.k.get(), k}, {layer.v.get(), v}};
   timed(&DecodeTimes::matmul_s, [&] { compute_.matmul_shared_input(stream, norm, qkv); });
-  compute_.rope(stream, q, positions, h.n_heads, h.head_dim, h.rope_base,
-                RopeStyle::adjacent_pairs);
-  compute_.rope(stream, k, positions, h.n_kv_heads, h.head_dim, h.rope_base,
-                RopeStyle::adjacent_pairs);
+  if (h.qkv_bias) {
+    compute_.add_bias(stream, q, layer.q_bias);
+    compute_.add_bias(stream, k, layer.k_bias);
+    compute_.add_bias(stream, v, layer.v_bias);
+  }
+  compute_.rope(stream, q, positions, h.n_heads, h.head_dim, h.rope_base, h.rope_style);
+  compute_.rope(stream, k, positions, h.n_kv_heads, h.head_dim, h.rope_base, h.rope_style);
   keep_captured_queries(l, n);
   session.append(l, k, v);
   if (n == 1) {

@@ -6,10 +6,13 @@
 
 namespace cocktail::models::detail {
 
-// Pre-tokenizers by tokenizer.ggml.pre. "smollm" (SmolLM, SmolLM2) is llama.cpp's pair of
-// patterns: first \p{N} (every number character is a word of its own), then within each
-// piece GPT-2's 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+.
-enum class PreTokenizer { smollm };
+// Pre-tokenizers by tokenizer.ggml.pre, as llama.cpp splits text for them:
+//  - "smollm" (SmolLM, SmolLM2): first \p{N} (every number character is a word of its own),
+//    then within each piece GPT-2's
+//    's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+;
+//  - "qwen2" (Qwen2, Qwen2.5): (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|
+//    ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ (Llama 3's, with one digit a word).
+enum class PreTokenizer { smollm, qwen2 };
 
 // Throws cocktail::Error naming `name` and listing the supported names.
 PreTokenizer pre_tokenizer_named(std::string_view name);

@@ -45,27 +45,56 @@ double relative_error(const std::vector<float>& got, const std::vector<double>& 
   return diff / scale;
 }
 
-class TinyLlamaTest : public ::testing::Test {
+TinyLlama of_architecture(const std::string& architecture) {
+  TinyLlama tiny;
+  tiny.architecture = architecture;
+  return tiny;
+}
+
+// Every test runs on both architectures the decoder reads: Llama, and Qwen2 (q, k and v biases,
+// NeoX RoPE).
+class TinyLlamaTest : public ::testing::TestWithParam<std::string> {
  protected:
   testing::TempDir dir_;
-  TinyLlama tiny_;
+  TinyLlama tiny_ = of_architecture(GetParam());
   std::filesystem::path path_ = tiny_.write(dir_, 7);
   Engine engine_ = fp16_engine();
   const std::shared_ptr<Backend>& backend_ = engine_.backend();
 };
+INSTANTIATE_TEST_SUITE_P(Architectures, TinyLlamaTest, ::testing::Values("llama", "qwen2"),
+                         [](const auto& test) { return test.param; });
 
-TEST_F(TinyLlamaTest, ReadsHyperparametersAndTokenizer) {
+TEST_P(TinyLlamaTest, ReadsHyperparametersAndTokenizer) {
   const LlamaModel model(path_);
   const LlamaHyperparameters& h = model.hparams();
+  const bool qwen2 = GetParam() == "qwen2";
+  EXPECT_EQ(h.architecture, GetParam());
   EXPECT_EQ(h.n_layers, TinyLlama::kLayers);
   EXPECT_EQ(h.head_dim, TinyLlama::kHeadDim);
   EXPECT_EQ(h.n_kv_heads, TinyLlama::kKvHeads);
   EXPECT_EQ(h.n_vocab, TinyLlama::kVocab);
+  EXPECT_EQ(h.qkv_bias, qwen2);
+  EXPECT_EQ(h.rope_style, qwen2 ? RopeStyle::halves : RopeStyle::adjacent_pairs);
+  EXPECT_EQ(model.layers()[0].k_bias.size(), qwen2 ? std::size_t(TinyLlama::kHeadDim) : 0u);
   EXPECT_EQ(model.tokenizer().encode("ABC", false), (std::vector<TokenId>{0, 1, 2}));
 }
 
+TEST(TinyLlamaFile, RefusesAnotherArchitectureAndScaledRope) {
+  testing::TempDir dir;
+  TinyLlama mistral = of_architecture("mistral");
+  const auto mistral_path = mistral.write(dir, 1);
+  EXPECT_THAT(testing::error_of<Error>([&] { LlamaModel{mistral_path}; }),
+              HasSubstr("general.architecture = 'mistral' is not supported; supported: llama, "
+                        "qwen2"));
+  TinyLlama yarn = of_architecture("qwen2");
+  yarn.extra_metadata = {{"qwen2.rope.scaling.type", testing::TestValue::string("yarn")}};
+  const auto yarn_path = yarn.write(dir, 1);
+  EXPECT_THAT(testing::error_of<Error>([&] { LlamaModel{yarn_path}; }),
+              HasSubstr("qwen2.rope.scaling.type = 'yarn' is not supported; supported: none"));
+}
+
 // Prefill in blocks of every size gives the logits of one pass over the whole prompt.
-TEST_F(TinyLlamaTest, PrefillMatchesFloat64ReferenceForEveryBlockSize) {
+TEST_P(TinyLlamaTest, PrefillMatchesFloat64ReferenceForEveryBlockSize) {
   const LlamaModel model(path_);
   const std::vector<std::int32_t> tokens = random_tokens(45, 1);
   const std::vector<double> want = tiny_.reference_logits(tokens);
@@ -81,7 +110,7 @@ TEST_F(TinyLlamaTest, PrefillMatchesFloat64ReferenceForEveryBlockSize) {
 }
 
 // Decoding token by token after a prefill continues the same sequence.
-TEST_F(TinyLlamaTest, DecodeStepsMatchFloat64Reference) {
+TEST_P(TinyLlamaTest, DecodeStepsMatchFloat64Reference) {
   const LlamaModel model(path_);
   std::vector<std::int32_t> tokens = random_tokens(20, 2);
   Session session = engine_.new_session(model.hparams().kv_shape());
@@ -98,7 +127,7 @@ TEST_F(TinyLlamaTest, DecodeStepsMatchFloat64Reference) {
 }
 
 // Only decode steps are timed, each split between its parts; a step that fails is not counted.
-TEST_F(TinyLlamaTest, DecodeTimesCountDecodeStepsByPart) {
+TEST_P(TinyLlamaTest, DecodeTimesCountDecodeStepsByPart) {
   const LlamaModel model(path_);
   Session session = engine_.new_session(model.hparams().kv_shape());
   const LlamaWeights weights(model, backend_);
@@ -153,7 +182,7 @@ class RenamedBackend final : public Backend {
   std::shared_ptr<Backend> cpu_;
 };
 
-TEST_F(TinyLlamaTest, AnswererRefusesWeightsOfAnotherBackend) {
+TEST_P(TinyLlamaTest, AnswererRefusesWeightsOfAnotherBackend) {
   const LlamaModel model(path_);
   auto weights =
       std::make_shared<const LlamaWeights>(model, std::make_shared<RenamedBackend>(backend_));
@@ -164,7 +193,7 @@ TEST_F(TinyLlamaTest, AnswererRefusesWeightsOfAnotherBackend) {
   EXPECT_NO_THROW(QuestionAnswerer(engine_, own.weights(), ModelSettings{}));
 }
 
-TEST_F(TinyLlamaTest, RejectsAWrongLogitsBuffer) {
+TEST_P(TinyLlamaTest, RejectsAWrongLogitsBuffer) {
   const LlamaModel model(path_);
   Session session = engine_.new_session(model.hparams().kv_shape());
   const LlamaWeights weights(model, backend_);

@@ -77,15 +77,18 @@ class Builder {
     return m;
   }
 
-  std::vector<double> norm(const std::string& name, int n) {
+  // A vector of n floats drawn from [low, high).
+  std::vector<double> vector(const std::string& name, int n, float low, float high) {
     TestTensor t{name, kTypeF32, {std::uint64_t(n)}, {}};
-    std::uniform_real_distribution<float> around_one(0.5f, 1.5f);
+    std::uniform_real_distribution<float> value(low, high);
     std::vector<float> w(static_cast<std::size_t>(n));
-    for (float& v : w) v = around_one(rng_);
+    for (float& v : w) v = value(rng_);
     const std::vector<double> decoded = encode_row(kTypeF32, w, t.data);
     writer_.add_tensor(std::move(t));
     return decoded;
   }
+
+  std::vector<double> norm(const std::string& name, int n) { return vector(name, n, 0.5f, 1.5f); }
 
  private:
   GgufWriter& writer_;
@@ -112,14 +115,15 @@ Vec rms_norm(const Vec& x, const Vec& w) {
   return y;
 }
 
-// Adjacent pairs rotate by pos · base^(-2i/d), head by head.
-void rope(Vec& x, int heads, int pos) {
+// Pairs rotate by pos · base^(-2i/d), head by head: adjacent ones, or with `halves` (NeoX)
+// element i with element i + d/2.
+void rope(Vec& x, int heads, int pos, bool halves) {
   const int d = TinyLlama::kHeadDim;
   for (int h = 0; h < heads; ++h) {
     for (int i = 0; i < d / 2; ++i) {
       const double theta = pos * std::pow(double(TinyLlama::kRopeBase), -2.0 * i / d);
-      double& a = x[std::size_t(h * d + 2 * i)];
-      double& b = x[std::size_t(h * d + 2 * i + 1)];
+      double& a = x[std::size_t(h * d + (halves ? i : 2 * i))];
+      double& b = x[std::size_t(h * d + (halves ? i + d / 2 : 2 * i + 1))];
       const double a0 = a, b0 = b;
       a = a0 * std::cos(theta) - b0 * std::sin(theta);
       b = a0 * std::sin(theta) + b0 * std::cos(theta);
@@ -127,21 +131,28 @@ void rope(Vec& x, int heads, int pos) {
   }
 }
 
+void add(Vec& x, const Vec& bias) {
+  for (std::size_t i = 0; i < bias.size(); ++i) x[i] += bias[i];
+}
+
 }  // namespace
 
 std::filesystem::path TinyLlama::write(const TempDir& dir, unsigned seed) {
+  const bool qwen2 = architecture == "qwen2";
+  const std::string a = architecture + ".";
   GgufWriter w;
-  w.add("general.architecture", TestValue::string("llama"))
-      .add("llama.block_count", TestValue::u32(kLayers))
-      .add("llama.context_length", TestValue::u32(kContext))
-      .add("llama.embedding_length", TestValue::u32(kEmbd))
-      .add("llama.feed_forward_length", TestValue::u32(kFf))
-      .add("llama.attention.head_count", TestValue::u32(kHeads))
-      .add("llama.attention.head_count_kv", TestValue::u32(kKvHeads))
-      .add("llama.rope.freq_base", TestValue::f32(kRopeBase))
-      .add("llama.attention.layer_norm_rms_epsilon", TestValue::f32(kEps))
+  w.add("general.architecture", TestValue::string(architecture))
+      .add(a + "block_count", TestValue::u32(kLayers))
+      .add(a + "context_length", TestValue::u32(kContext))
+      .add(a + "embedding_length", TestValue::u32(kEmbd))
+      .add(a + "feed_forward_length", TestValue::u32(kFf))
+      .add(a + "attention.head_count", TestValue::u32(kHeads))
+      .add(a + "attention.head_count_kv", TestValue::u32(kKvHeads))
+      .add(a + "rope.freq_base", TestValue::f32(kRopeBase))
+      .add(a + "attention.layer_norm_rms_epsilon", TestValue::f32(kEps))
       .add("tokenizer.ggml.model", TestValue::string("gpt2"))
-      .add("tokenizer.ggml.pre", TestValue::string("smollm"));
+      .add("tokenizer.ggml.pre", TestValue::string(qwen2 ? "qwen2" : "smollm"));
+  for (const auto& [key, value] : extra_metadata) w.add(key, value);
   // 38 one-letter tokens and the two ChatML markers.
   std::vector<std::string> tokens;
   std::vector<TestValue> types;
@@ -169,6 +180,11 @@ std::filesystem::path TinyLlama::write(const TempDir& dir, unsigned seed) {
     Layer layer;
     layer.attn_norm = b.norm(p + "attn_norm.weight", kEmbd);
     layer.ffn_norm = b.norm(p + "ffn_norm.weight", kEmbd);
+    if (qwen2) {  // key biases larger than the keys, as Qwen2's are
+      layer.q_bias = b.vector(p + "attn_q.bias", kEmbd, -1.0f, 1.0f);
+      layer.k_bias = b.vector(p + "attn_k.bias", kv, -3.0f, 3.0f);
+      layer.v_bias = b.vector(p + "attn_v.bias", kv, -0.5f, 0.5f);
+    }
     // Float formats only: a backend may quantize activations for quantized matmuls (as
     // llama.cpp does), which the real-model fixture test covers; the decoder logic is checked
     // here at float precision. The Q8_0 embedding is a lookup, exact either way.
@@ -187,6 +203,7 @@ std::filesystem::path TinyLlama::write(const TempDir& dir, unsigned seed) {
 }
 
 std::vector<double> TinyLlama::reference_logits(const std::vector<std::int32_t>& tokens) const {
+  const bool qwen2 = architecture == "qwen2";
   const int n = int(tokens.size());
   const int group = kHeads / kKvHeads;
   std::vector<Vec> x(static_cast<std::size_t>(n));
@@ -202,8 +219,11 @@ std::vector<double> TinyLlama::reference_logits(const std::vector<std::int32_t>&
       q[std::size_t(t)] = matvec(layer.q, h);
       k[std::size_t(t)] = matvec(layer.k, h);
       v[std::size_t(t)] = matvec(layer.v, h);
-      rope(q[std::size_t(t)], kHeads, t);
-      rope(k[std::size_t(t)], kKvHeads, t);
+      add(q[std::size_t(t)], layer.q_bias);
+      add(k[std::size_t(t)], layer.k_bias);
+      add(v[std::size_t(t)], layer.v_bias);
+      rope(q[std::size_t(t)], kHeads, t, qwen2);
+      rope(k[std::size_t(t)], kKvHeads, t, qwen2);
       for (double& e : k[std::size_t(t)]) e = half_value(float(e));
       for (double& e : v[std::size_t(t)]) e = half_value(float(e));
     }

@@ -18,12 +18,12 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// The words of a UTF-8 text under the smollm pre-tokenizer.
-std::vector<std::string> words(std::string_view text) {
+// The words of a UTF-8 text under a pre-tokenizer (smollm unless named).
+std::vector<std::string> words(std::string_view text, PreTokenizer kind = PreTokenizer::smollm) {
   const std::u32string cps = decode_utf8_lenient(text);
   std::vector<std::string> out;
   std::size_t begin = 0;
-  for (const std::size_t end : split_words(PreTokenizer::smollm, cps)) {
+  for (const std::size_t end : split_words(kind, cps)) {
     std::string word;
     for (std::size_t i = begin; i < end; ++i) append_utf8(word, cps[i]);
     out.push_back(word);
@@ -128,10 +128,51 @@ TEST(PreTokenizerTest, CharacterClasses) {
   EXPECT_EQ(char_class(U'\xD800'), CharClass::other);      // a surrogate
 }
 
+std::vector<std::string> qwen2_words(std::string_view text) {
+  return words(text, PreTokenizer::qwen2);
+}
+
+// Qwen2's pattern: one character that is no letter, digit or newline may lead a run of letters.
+TEST(Qwen2PreTokenizerTest, LettersTakeTheCharacterBeforeThem) {
+  EXPECT_THAT(qwen2_words("Hello world"), ElementsAre("Hello", " world"));
+  EXPECT_THAT(qwen2_words("a.append(x)"), ElementsAre("a", ".append", "(x", ")"));
+  EXPECT_THAT(qwen2_words("\tab\nnew"), ElementsAre("\tab", "\n", "new"));
+  EXPECT_THAT(qwen2_words("  two"), ElementsAre(" ", " two"));
+  EXPECT_THAT(qwen2_words("Café Straße"), ElementsAre("Café", " Straße"));
+  EXPECT_TRUE(qwen2_words("").empty());
+}
+
+TEST(Qwen2PreTokenizerTest, ContractionsInEitherCase) {
+  EXPECT_THAT(qwen2_words("I'M you'VE it's"), ElementsAre("I", "'M", " you", "'VE", " it", "'s"));
+  // A contraction ends its word: letters after it start the next one.
+  EXPECT_THAT(qwen2_words("'Sup I'Mma WE'LLsee"),
+              ElementsAre("'S", "up", " I", "'M", "ma", " WE", "'LL", "see"));
+  EXPECT_THAT(qwen2_words("rock'n'roll"), ElementsAre("rock", "'n", "'roll"));
+}
+
+TEST(Qwen2PreTokenizerTest, EveryDigitIsAWordOfItsOwn) {
+  EXPECT_THAT(qwen2_words("x 123 4.5"), ElementsAre("x", " ", "1", "2", "3", " ", "4", ".", "5"));
+  EXPECT_THAT(qwen2_words("x²"), ElementsAre("x", "²"));
+}
+
+// Punctuation takes one space before it and the newlines after it; whitespace runs end at their
+// last newline.
+TEST(Qwen2PreTokenizerTest, PunctuationAndNewlines) {
+  EXPECT_THAT(qwen2_words("Wait... what?!\n\nNext"),
+              ElementsAre("Wait", "...", " what", "?!\n\n", "Next"));
+  EXPECT_THAT(qwen2_words("x = {\n    y;\n}"),
+              ElementsAre("x", " =", " {\n", "   ", " y", ";\n", "}"));
+  EXPECT_THAT(qwen2_words("a \n \n  b"), ElementsAre("a", " \n \n", " ", " b"));
+  EXPECT_THAT(qwen2_words("a\r\n"), ElementsAre("a", "\r\n"));
+  EXPECT_THAT(qwen2_words("end   "), ElementsAre("end", "   "));
+  EXPECT_THAT(qwen2_words("I love 🍕🍕!"), ElementsAre("I", " love", " 🍕🍕!"));
+}
+
 TEST(PreTokenizerTest, UnknownNameListsTheSupportedOnes) {
   EXPECT_EQ(pre_tokenizer_named("smollm"), PreTokenizer::smollm);
+  EXPECT_EQ(pre_tokenizer_named("qwen2"), PreTokenizer::qwen2);
   EXPECT_THAT(error_of<Error>([] { pre_tokenizer_named("gpt-2"); }),
-              AllOf(HasSubstr("'gpt-2'"), HasSubstr("supported: smollm")));
+              AllOf(HasSubstr("'gpt-2'"), HasSubstr("supported: smollm, qwen2")));
 }
 
 TEST(Utf8Test, DecodesLikeLlamaCpp) {

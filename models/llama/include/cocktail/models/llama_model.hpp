@@ -17,16 +17,19 @@
 
 namespace cocktail::models {
 
-// One transformer block's weights: views into the model file, except the norm weights.
+// One transformer block's weights: views into the model file, except the norm weights and the
+// biases.
 struct LlamaLayer {
   std::vector<float> attn_norm;
   std::vector<float> ffn_norm;
+  std::vector<float> q_bias, k_bias, v_bias;  // empty unless hparams().qkv_bias
   WeightView q, k, v, output;
   WeightView gate, up, down;
 };
 
 // A Llama-family decoder (RMSNorm, RoPE, GQA, SwiGLU, tied or separate output matrix) over a
-// GGUF file. The weights stay quantized in the file's mapping; matmuls dequantize on the fly.
+// GGUF file, Qwen2's included (LlamaHyperparameters says what differs). The weights stay
+// quantized in the file's mapping; matmuls dequantize on the fly.
 // Opening checks every tensor's presence, type and shape, naming the first that is wrong, and
 // loads the tokenizer and chat template the file carries.
 class LlamaModel {
@@ -57,13 +60,14 @@ class LlamaModel {
 
 // One transformer block on a backend's device.
 struct LlamaLayerWeights {
-  Tensor attn_norm, ffn_norm;  // [1][n_embd]
+  Tensor attn_norm, ffn_norm;     // [1][n_embd]
+  Tensor q_bias, k_bias, v_bias;  // [1][q, k, v width]; empty unless hparams().qkv_bias
   std::unique_ptr<Weights> q, k, v, output;
   std::unique_ptr<Weights> gate, up, down;
 };
 
 // A LlamaModel uploaded to one backend: its matrices through Compute::upload, its norm
-// weights into one device buffer. An upload may cost device memory about the size of its
+// weights and biases into one device buffer. An upload may cost device memory about the size of its
 // matrix, so make one LlamaWeights per model and backend, not per sequence. Keeps the backend
 // and its Compute alive, since the uploads hold their code; the model must outlive it (the CPU
 // backend reads the file's mapping in place).
@@ -83,7 +87,7 @@ class LlamaWeights {
   const LlamaModel* model_;
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<Compute> compute_;  // declared before the uploads, so destroyed after them
-  std::shared_ptr<Buffer> norms_;
+  std::shared_ptr<Buffer> vectors_;   // the norm weights and biases
   std::vector<LlamaLayerWeights> layers_;
   std::unique_ptr<Weights> token_embd_;
   std::unique_ptr<Weights> output_;  // null when the model ties it to the token embedding

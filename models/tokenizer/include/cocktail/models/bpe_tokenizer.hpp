@@ -18,7 +18,7 @@ namespace cocktail::models {
 std::string byte_level_token(unsigned char byte);
 
 // Byte-level BPE as llama.cpp runs it for tokenizer.ggml.model = "gpt2", with the
-// pre-tokenizer that Vocabulary::pre_tokenizer names (supported: "smollm"). Copies share
+// pre-tokenizer that Vocabulary::pre_tokenizer names (supported: "smollm", "qwen2"). Copies share
 // their immutable tables, and every method is safe to call from several threads at once.
 class BpeTokenizer {
  public:
