@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Record SmolLM2-135M-Instruct reference fixtures with llama.cpp (llama-cpp-python).
+"""Record a model's reference fixtures with llama.cpp (llama-cpp-python).
 
 Cocktail has its own GGUF reader, BPE tokenizer and Llama decoder. To test them against an
 independent implementation, this script runs the same GGUF file through llama.cpp and writes
-what llama.cpp computes to small JSON files that the C++ tests read:
+what llama.cpp computes to small JSON files that the C++ tests read. --model names the model,
+as scripts/fetch-models does: smollm2 (SmolLM2-135M-Instruct, Q4_1) or qwen2.5-coder-1.5b
+(Qwen2.5-Coder-1.5B-Instruct, Q4_K_M).
 
   tokens.json  token ids for a varied set of texts (spaces, tabs, newlines, contractions,
                numbers, code, URLs, many scripts, emoji with ZWJ sequences, chat special tokens
@@ -11,16 +13,17 @@ what llama.cpp computes to small JSON files that the C++ tests read:
                once with special=False (special tokens are plain text) and once with
                special=True (special tokens are parsed).
   logits.json  three ChatML prompts (the model's own chat template, rendered by hand and
-               checked against the template stored in the GGUF), one of them over 1000 tokens
-               built from apps/cocktail/sample_context.txt. For each prompt: its token ids, the
+               checked against the template stored in the GGUF), one of them long (over 1000
+               tokens for SmolLM2, 2000 for Qwen) built from apps/cocktail/sample_context.txt. For each prompt: its token ids, the
                top-5 token ids and raw logits at positions spread over the prompt (the last one
                always included), and a greedy (temperature 0, argmax) continuation of 16 tokens
                with the top-5 logits at each generated step (it does not stop at <|im_end|>).
   logits_f32.json  the same, with every tensor of the model dequantized to F32 (gguf-py)
-               before llama.cpp loads it. On the Q4_1 file llama.cpp rounds the activations of
-               its matmuls to 8 bits (Q8_1), which moves logits by up to 0.75 from the exact
-               forward of those weights; on the same weights in F32 it multiplies in float, so
-               this file tells an implementation's errors from llama.cpp's rounding.
+               before llama.cpp loads it. On a quantized file llama.cpp rounds the activations
+               of its matmuls to 8 bits (Q8_1, Q8_K), which moves SmolLM2's logits by up to 0.75
+               from the exact forward of those weights; on the same weights in F32 it multiplies
+               in float, so this file tells an implementation's errors from llama.cpp's
+               rounding. (For Qwen the F32 copy takes about 7 GB of disk and memory.)
 
 All files also record the llama-cpp-python version, the model file name and its SHA-256.
 Floats are rounded to 6 significant digits and the JSON layout is fixed, so running the script
@@ -30,9 +33,11 @@ This is a developer tool; CI does not run it. It needs llama-cpp-python (which b
 from source; bench/peers/README.md shows how to install it) and gguf-py (pip install gguf).
 
     scripts/make-fixtures.py                 # writes tests/fixtures/smollm2/*.json
+    scripts/make-fixtures.py --model qwen2.5-coder-1.5b   # tests/fixtures/qwen2.5-coder-1.5b/
     scripts/make-fixtures.py --out /tmp/fx   # somewhere else
 
-The model is found in $COCKTAIL_MODEL_DIR (default ~/.cache/cocktail/models).
+The model is found in $COCKTAIL_MODEL_DIR (default ~/.cache/cocktail/models), or --gguf names
+the file.
 """
 
 import argparse
@@ -42,14 +47,50 @@ import pathlib
 import sys
 import tempfile
 
-from peer_tools import (default_model, expand_to_f32, file_sha256, import_llama_cpp,
-                        require_model)
+from peer_tools import (MODEL_NAME, default_model, expand_to_f32, file_sha256,
+                        import_llama_cpp, require_model)
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 
-# The texts for tokens.json. Each entry is (name, text); names are stable ids for the tests.
-TEXTS = [
+
+class Model:
+    """What the fixtures of one model depend on: its file, its chat template's default system
+    prompt, the long prompt's least length, and texts for tokens.json beyond the common ones."""
+
+    def __init__(self, file, system, long_min_tokens, extra_texts=()):
+        self.file, self.system = file, system
+        self.long_min_tokens, self.extra_texts = long_min_tokens, list(extra_texts)
+
+
+# Texts of Qwen's own special tokens, and code as a coder model sees it.
+QWEN_TEXTS = [
+    ("tool_call", "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>"),
+    ("fim", "<|fim_prefix|>def add(a, b):\n<|fim_suffix|>\n    return c<|fim_middle|>"),
+    ("python_nested",
+     "class A:\n"
+     "    def f(self):\n"
+     "        if self.x:\n"
+     "            return [i ** 2 for i in range(10)]\n"
+     "\n"
+     "\n"
+     "        return None  # 'none'\n"),
+    ("digits_and_code", "x = 3.14159265358979; y = 1_000_000; z = 0xDEADBEEF // 255"),
+    # Qwen's contractions match in either case, and end the word they start.
+    ("contractions_any_case", "'Sup? I'Mma go, Y'ALLdone, DON'Tcha, it'Sfine, WE'LLsee"),
+]
+
+MODELS = {
+    "smollm2": Model(MODEL_NAME, "You are a helpful AI assistant named SmolLM, trained by Hugging "
+                     "Face", 1000),
+    "qwen2.5-coder-1.5b": Model("Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf",
+                                "You are Qwen, created by Alibaba Cloud. You are a helpful "
+                                "assistant.", 2000, QWEN_TEXTS),
+}
+
+
+# The texts for tokens.json of every model, as (name, text); names are stable ids for the
+# tests. chat_full, None here, is a whole chat with the model's default system prompt.
+COMMON_TEXTS = [
     ("plain", "The quick brown fox jumps over the lazy dog."),
     ("hello", "Hello world"),
     ("mixed_case", "HELLO World hELLo wOrLd"),
@@ -99,9 +140,7 @@ TEXTS = [
     ("single_space", " "),
     ("single_newline", "\n"),
     ("chat_literal", "<|im_start|>user\nHi<|im_end|>"),
-    ("chat_full",
-     "<|im_start|>system\n" + DEFAULT_SYSTEM + "<|im_end|>\n"
-     "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n"),
+    ("chat_full", None),
     ("special_endoftext", "end<|endoftext|>start"),
     ("special_partial", "<|im_start <|im_end|>x <|im_end"),
     ("empty", ""),
@@ -117,25 +156,34 @@ LONG_QUESTION = ("Using only the text above, describe what is kept on each floor
                  "Harbour Street Archive.")
 
 
-def render_chatml(user, system=DEFAULT_SYSTEM):
-    """The SmolLM2 template with one user message and add_generation_prompt=True."""
+def render_chatml(user, system):
+    """The model's ChatML template with its default system prompt, one user message and
+    add_generation_prompt=True."""
     return ("<|im_start|>system\n" + system + "<|im_end|>\n"
             "<|im_start|>user\n" + user + "<|im_end|>\n"
             "<|im_start|>assistant\n")
 
 
-def check_template(template, rendered, user):
+def texts_of(model):
+    """tokens.json's texts for `model`: the common ones, then the model's own."""
+    chat = render_chatml("What is 2+2?", model.system)
+    return ([(name, chat if text is None else text) for name, text in COMMON_TEXTS]
+            + model.extra_texts)
+
+
+def check_template(template, rendered, user, system):
     """Render the GGUF's own template with jinja2 (a llama-cpp-python dependency) and compare."""
     if not template:
         sys.exit("the GGUF has no tokenizer.chat_template")
-    if DEFAULT_SYSTEM not in template:
+    if system not in template:
         sys.exit("the GGUF template does not contain the expected default system prompt")
     try:
         import jinja2
     except ImportError:
         print("warning: jinja2 missing, the chat template was not rendered", file=sys.stderr)
         return
-    env = jinja2.Environment(loader=jinja2.BaseLoader(), keep_trailing_newline=True)
+    # As transformers and llama-cpp-python render chat templates (no trailing newline kept).
+    env = jinja2.Environment(loader=jinja2.BaseLoader(), trim_blocks=True, lstrip_blocks=True)
     out = env.from_string(template).render(messages=[{"role": "user", "content": user}],
                                            add_generation_prompt=True,
                                            bos_token="<|im_start|>", eos_token="<|im_end|>")
@@ -211,21 +259,21 @@ def spread_positions(n, count):
     return sorted({round(i * (n - 1) / (count - 1)) for i in range(count)})
 
 
-def long_user_message(llm, context_file, min_tokens):
+def long_user_message(llm, context_file, min_tokens, system):
     """The document, then its paragraphs again in order until the prompt has min_tokens."""
     doc = pathlib.Path(context_file).read_text(encoding="utf-8").strip()
     paragraphs = [p.strip() for p in doc.split("\n\n") if p.strip()]
     parts = list(paragraphs)
     while True:
         user = "\n\n".join(parts) + "\n\n" + LONG_QUESTION
-        n = len(llm.tokenize(render_chatml(user).encode(), add_bos=False, special=True))
+        n = len(llm.tokenize(render_chatml(user, system).encode(), add_bos=False, special=True))
         if n >= min_tokens:
             return user, len(parts) - len(paragraphs)
         parts.append(paragraphs[(len(parts) - len(paragraphs)) % len(paragraphs)])
 
 
-def record_prompt(np, llm, name, user, positions, k, gen_tokens, eog_ids):
-    text = render_chatml(user)
+def record_prompt(np, llm, name, user, system, positions, k, gen_tokens, eog_ids):
+    text = render_chatml(user, system)
     ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
     llm.reset()
     llm.eval(ids)
@@ -283,8 +331,8 @@ def record_logits(np, llm, eog_ids, prompts_in, extra, source, args):
     """logits.json's content for one model file: every prompt's positions and greedy steps."""
     prompts = []
     for name, user in prompts_in:
-        rec = record_prompt(np, llm, name, user, args.positions, args.top_k, args.gen_tokens,
-                            eog_ids)
+        rec = record_prompt(np, llm, name, user, args.system, args.positions, args.top_k,
+                            args.gen_tokens, eog_ids)
         if rec["n_tokens"] + args.gen_tokens > N_CTX:
             sys.exit("prompt %s does not fit n_ctx" % name)
         prompts.append(rec)
@@ -326,14 +374,15 @@ def print_greedy(label, logits):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default=default_model(), help="GGUF file (default: %(default)s)")
-    ap.add_argument("--out", default=str(REPO / "tests" / "fixtures" / "smollm2"),
-                    help="output folder (default: %(default)s)")
+    ap.add_argument("--model", choices=sorted(MODELS), default="smollm2",
+                    help="the model, as scripts/fetch-models names it (default: %(default)s)")
+    ap.add_argument("--gguf", help="its GGUF file (default: where scripts/fetch-models puts it)")
+    ap.add_argument("--out", help="output folder (default: tests/fixtures/<model>)")
     ap.add_argument("--context-file", default=str(REPO / "apps" / "cocktail" / "sample_context.txt"),
                     help="document for the long prompt (default: %(default)s)")
-    ap.add_argument("--long-min-tokens", type=int, default=1000,
+    ap.add_argument("--long-min-tokens", type=int,
                     help="the long prompt is at least this many tokens; the document is repeated "
-                         "if it is shorter (default: %(default)s)")
+                         "if it is shorter (default: 1000 for smollm2, 2000 for Qwen)")
     ap.add_argument("--positions", type=int, default=24,
                     help="logit positions per prompt (default: %(default)s)")
     ap.add_argument("--top-k", type=int, default=5)
@@ -343,15 +392,21 @@ def main():
     args = ap.parse_args()
     if args.positions < 16:
         ap.error("--positions must be at least 16")
+    model = MODELS[args.model]
+    args.system = model.system
+    args.gguf = args.gguf or default_model(model.file)
+    args.out = args.out or str(REPO / "tests" / "fixtures" / args.model)
+    args.long_min_tokens = args.long_min_tokens or model.long_min_tokens
 
     np, llama_cpp = import_llama_cpp()
-    require_model(args.model)
+    require_model(args.gguf)
 
-    digest = file_sha256(args.model)
-    llm = open_model(llama_cpp, args.model, args)
+    digest = file_sha256(args.gguf)
+    llm = open_model(llama_cpp, args.gguf, args)
     meta = llm.metadata
     template = meta.get("tokenizer.chat_template", "")
-    check_template(template, render_chatml(SHORT_PROMPTS[0][1]), SHORT_PROMPTS[0][1])
+    user = SHORT_PROMPTS[0][1]
+    check_template(template, render_chatml(user, args.system), user, args.system)
 
     eog_ids = {i for i in range(llm.n_vocab())
                if llama_cpp.llama_vocab_is_eog(llm._model.vocab, i)}
@@ -359,15 +414,16 @@ def main():
     source = {
         "generator": "scripts/make-fixtures.py",
         "llama_cpp_python": llama_cpp.__version__,
-        "model_file": os.path.basename(args.model),
+        "model_file": os.path.basename(args.gguf),
         "model_sha256": digest,
     }
 
     # tokens.json
-    names = [n for n, _ in TEXTS]
+    texts = texts_of(model)
+    names = [n for n, _ in texts]
     assert len(set(names)) == len(names)
     cases = []
-    for name, text in TEXTS:
+    for name, text in texts:
         raw = text.encode("utf-8")
         cases.append({
             "name": name,
@@ -389,7 +445,8 @@ def main():
 
     # logits.json: the model file as it is, so llama.cpp rounds activations to 8 bits.
     prompts_in = list(SHORT_PROMPTS)
-    long_user, extra = long_user_message(llm, args.context_file, args.long_min_tokens)
+    long_user, extra = long_user_message(llm, args.context_file, args.long_min_tokens,
+                                         args.system)
     prompts_in.append(("long_context", long_user))
     logits = record_logits(np, llm, eog_ids, prompts_in, extra, source, args)
     del llm
@@ -397,7 +454,7 @@ def main():
     # logits_f32.json: the same weights dequantized to F32, so llama.cpp multiplies in float.
     with tempfile.TemporaryDirectory() as tmp:
         expanded = os.path.join(tmp, "f32.gguf")
-        gguf_version = expand_to_f32(args.model, expanded)
+        gguf_version = expand_to_f32(args.gguf, expanded)
         f32_source = dict(source)
         f32_source["weights"] = ("every tensor of model_file dequantized to F32 by gguf-py %s "
                                  "(scripts/peer_tools.py expand_to_f32) before llama.cpp loads "

@@ -10,10 +10,11 @@ import sys
 MODEL_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def default_model():
-    """The GGUF that scripts/fetch-models puts in $COCKTAIL_MODEL_DIR."""
+def default_model(name=MODEL_NAME):
+    """The GGUF `name` (SmolLM2's by default) where scripts/fetch-models puts it, in
+    $COCKTAIL_MODEL_DIR."""
     root = os.environ.get("COCKTAIL_MODEL_DIR", os.path.expanduser("~/.cache/cocktail/models"))
-    return os.path.join(root, MODEL_NAME)
+    return os.path.join(root, name)
 
 
 def require_model(path):

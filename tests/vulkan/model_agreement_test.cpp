@@ -58,7 +58,7 @@ std::string precisions(const Plan& plan) {
   return out;
 }
 
-class VulkanModelTest : public RealModelTest {
+class VulkanModelTest : public RealModelTest<> {
  protected:
   // The Vulkan engine, or null where no device runs Vulkan: the test is then skipped with the
   // reason, unless COCKTAIL_REQUIRE_VULKAN=1 (CI, which installs lavapipe) says it must run.

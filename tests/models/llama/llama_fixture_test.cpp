@@ -9,13 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "cocktail/config.hpp"
 #include "cocktail/engine.hpp"
 #include "cocktail/models/llama_model.hpp"
-#include "cocktail/models/model_settings.hpp"
+#include "llama_cpp_fixtures.hpp"
 #include "real_model_test.hpp"
 
 namespace cocktail::models {
@@ -29,75 +27,19 @@ constexpr double kLlamaCppF32Tolerance = 0.1;
 constexpr double kLlamaCppQ4Tolerance = 1.5;
 
 nlohmann::json fixture(const std::string& name) {
-  std::ifstream in(std::string(COCKTAIL_SOURCE_DIR) + "/tests/fixtures/smollm2/" + name);
-  EXPECT_TRUE(in) << "missing fixture " << name;
-  return nlohmann::json::parse(in);
+  return read_fixture("smollm2", name);
 }
 
-class LlamaFixtureTest : public RealModelTest {
+class LlamaFixtureTest : public RealModelTest<> {
  protected:
-  Engine engine_{
-      parse_config("[engine]\nbackend = \"cpu\"\nplanner = \"uniform\"\n"
-                   "[planner.uniform]\nprecision = \"fp16\"\n",
-                   "llama_fixture_test.toml")};
+  Engine engine_ = fp16_cpu_engine();
   const std::shared_ptr<Backend>& backend_ = engine_.backend();
 };
 
 TEST_F(LlamaFixtureTest, TokenIdsMatchLlamaCpp) {
   const nlohmann::json tokens = fixture("tokens.json");
   ASSERT_GE(tokens.at("cases").size(), 30u);
-  for (const nlohmann::json& c : tokens.at("cases")) {
-    const std::string text = c.at("text");
-    EXPECT_EQ(model_->tokenizer().encode(text, false), c.at("ids").get<std::vector<TokenId>>())
-        << c.at("name");
-    EXPECT_EQ(model_->tokenizer().encode(text, true),
-              c.at("ids_special").get<std::vector<TokenId>>())
-        << c.at("name");
-  }
-}
-
-// Logits at every recorded position of the fixture prompts, prefilled in blocks that end there.
-std::vector<std::vector<float>> logits_at_positions(const LlamaWeights& weights,
-                                                    const Engine& engine,
-                                                    const nlohmann::json& prompt,
-                                                    std::vector<TokenId>& greedy) {
-  const LlamaModel& model = weights.model();
-  const auto ids = model.tokenizer().encode(prompt.at("prompt").get<std::string>(), true);
-  EXPECT_EQ(ids, prompt.at("ids").get<std::vector<TokenId>>()) << prompt.at("name");
-  Session session = engine.new_session(model.hparams().kv_shape());
-  LlamaRunner runner(weights, 128);
-  std::vector<float> out(static_cast<std::size_t>(model.hparams().n_vocab));
-  std::vector<std::vector<float>> rows;
-  std::size_t done = 0;
-  for (const nlohmann::json& at : prompt.at("positions")) {
-    const auto pos = at.at("pos").get<std::size_t>();
-    runner.prefill(session, std::span(ids).subspan(done, pos + 1 - done), out);
-    done = pos + 1;
-    rows.push_back(out);
-  }
-  // Then greedy decoding through the cache, as long as llama.cpp's continuation.
-  runner.prefill(session, std::span(ids).subspan(done), out);
-  const std::size_t n = prompt.at("greedy").at("ids").size();
-  for (std::size_t i = 0; i < n; ++i) {
-    greedy.push_back(TokenId(std::max_element(out.begin(), out.end()) - out.begin()));
-    if (i + 1 < n) runner.step(session, greedy.back(), out);
-  }
-  return rows;
-}
-
-int arg_max(const std::vector<float>& row) {
-  return int(std::max_element(row.begin(), row.end()) - row.begin());
-}
-
-// The largest |ours - theirs| over the reference's top ids at one position.
-double worst_difference(const std::vector<float>& ours, const nlohmann::json& ids,
-                        const nlohmann::json& logits) {
-  double worst = 0.0;
-  for (std::size_t k = 0; k < ids.size(); ++k) {
-    worst = std::max(worst,
-                     std::fabs(double(ours[ids[k].get<std::size_t>()]) - logits[k].get<double>()));
-  }
-  return worst;
+  expect_token_ids_match(model_->tokenizer(), tokens);
 }
 
 TEST_F(LlamaFixtureTest, Fp16CacheMatchesLlamaCppAndTheFloat64Reference) {
@@ -122,10 +64,9 @@ TEST_F(LlamaFixtureTest, Fp16CacheMatchesLlamaCppAndTheFloat64Reference) {
       const nlohmann::json& f32_at = f32.at("positions")[i];
       const auto pos = q4_at.at("pos").get<int>();
       ASSERT_EQ(f32_at.at("pos").get<int>(), pos) << name;
-      const double q4 = worst_difference(rows[i], q4_at.at("top_ids"), q4_at.at("top_logits"));
-      const double f = worst_difference(rows[i], f32_at.at("top_ids"), f32_at.at("top_logits"));
-      const double ref =
-          worst_difference(rows[i], exact[i].at("top_ids"), exact[i].at("top_logits"));
+      const double q4 = worst_difference(rows[i], q4_at);
+      const double f = worst_difference(rows[i], f32_at);
+      const double ref = worst_difference(rows[i], exact[i]);
       EXPECT_LT(q4, kLlamaCppQ4Tolerance) << name << " position " << pos;
       EXPECT_LT(f, kLlamaCppF32Tolerance) << name << " position " << pos;
       EXPECT_LT(ref, kReferenceTolerance) << name << " position " << pos;

@@ -36,7 +36,7 @@ Question long_question() {
   return q;
 }
 
-using QuestionAnsweringTest = RealModelTest;
+using QuestionAnsweringTest = RealModelTest<>;
 
 TEST_F(QuestionAnsweringTest, TokenByTokenIsTheWholeAnswerEvenInterleavedWithAnother) {
   const Engine cocktail = engine_with("planner = \"cocktail\"\n");
