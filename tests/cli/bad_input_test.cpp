@@ -128,6 +128,14 @@ void prepare_model_files(const TempDir& dir) {
   dir.write("context-0.gguf", patched_u32(model, context, 0));
   const std::size_t layers = value_offset(model, "llama.block_count");
   dir.write("layers.gguf", patched_u32(model, layers, 0xFFFFFFFF));
+  // Whole files of another architecture, and of Qwen2 with scaled RoPE.
+  TinyLlama mistral;
+  mistral.architecture = "mistral";
+  dir.write("architecture.gguf", read_bytes(mistral.write(dir, 7)));
+  TinyLlama yarn;
+  yarn.architecture = "qwen2";
+  yarn.extra_metadata = {{"qwen2.rope.scaling.type", TestValue::string("yarn")}};
+  dir.write("rope-scaling.gguf", read_bytes(yarn.write(dir, 7)));
 }
 
 void prepare_text_files(const TempDir& dir) {
@@ -282,6 +290,14 @@ std::vector<BadInput> model_rows() {
       {"model_huge_layer_count",
        run_model("layers.gguf"),
        {"{dir}/layers.gguf", "llama.block_count = 4294967295 is out of range"}},
+      {"model_other_architecture",
+       run_model("architecture.gguf"),
+       {"{dir}/architecture.gguf",
+        "general.architecture = 'mistral' is not supported; supported: llama, qwen2"}},
+      {"model_scaled_rope",
+       run_model("rope-scaling.gguf"),
+       {"{dir}/rope-scaling.gguf",
+        "qwen2.rope.scaling.type = 'yarn' is not supported; supported: none"}},
   };
   // Root reads a file whatever its mode says, so the file is only unreadable to others.
   if (geteuid() != 0) {
