@@ -23,16 +23,7 @@
 
 #include "cocktail/compute.hpp"
 #include "cocktail/tensor_type.hpp"
-
-// Host and device code (gpu_common/weight_decode.hpp); backends/cuda/src/kv/tile_format.hpp
-// defines it alike.
-#if !defined(COCKTAIL_HOST_DEVICE)
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define COCKTAIL_HOST_DEVICE __host__ __device__
-#else
-#define COCKTAIL_HOST_DEVICE
-#endif
-#endif
+#include "gpu_common/host_device.hpp"
 
 namespace cocktail::gpu {
 

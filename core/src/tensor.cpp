@@ -41,6 +41,18 @@ void expect_tensor(const char* op, const char* operand, const Tensor& t, Element
   }
 }
 
+void expect_inside_buffer(const char* op, const char* operand, const Tensor& t,
+                          std::size_t buffer_bytes) {
+  if (t.rows < 0 || t.cols < 0 || t.offset > buffer_bytes || t.bytes() > buffer_bytes - t.offset) {
+    throw Error(fmt::format("{}: {} ({} at byte {}) runs past the end of its {}-byte buffer", op,
+                            operand, describe(t), t.offset, buffer_bytes));
+  }
+  if (t.offset % element_bytes(t.type) != 0) {
+    throw Error(fmt::format("{}: {} ({}) starts at byte {}, not a whole element", op, operand,
+                            describe(t), t.offset));
+  }
+}
+
 std::shared_ptr<Buffer> allocate_tensors(Backend& backend,
                                          std::span<const TensorRequest> requests) {
   std::size_t total = 0;

@@ -1,9 +1,10 @@
 // The GPU backend's quantizing device code (quant/quantize_block.cuh, kv/commit_tile.cuh,
 // kv/tile_codes.cuh) compiled for the host through a stand-in for the vendor header
-// (host_shim/vendor/gpu_runtime.hpp) and run as one thread: what it stores must decode to what
-// the CPU backend's quantizer and store decode to, up to the rounding of a fused multiply-add,
-// since both are meant to do the same arithmetic. This checks the arithmetic, the formats and
-// the commit's gather without a GPU; races and launches are for the GPU run.
+// (tests/support/host_shim/vendor/gpu_runtime.hpp) and run by a block of host threads, as the
+// quantizer's and the commit's kernels run it: what it stores must decode to what the CPU
+// backend's quantizer and store decode to, up to the rounding of a fused multiply-add, since both
+// are meant to do the same arithmetic. This checks the arithmetic, the formats, the commit's
+// gather and the block's barrier without a GPU; the device's memory model is for the GPU run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,6 +31,9 @@ namespace {
 using testing::Failures;
 using testing::random_floats;
 
+// Threads of an emulated block: two groups of 32 lanes, the fewest a launch has.
+constexpr unsigned kBlockThreads = 64;
+
 // Floats [tokens][channels], sites token · channels + channel (as the GpuQuantizer's kernel).
 struct HostRows {
   const float* values;
@@ -53,7 +57,9 @@ struct Packed {
 
 Packed pack_on_host(const BlockFormat& f, RangeFit fit, const std::vector<float>& values) {
   Packed p{std::vector<std::byte>(f.bytes(), std::byte{0}), {}, {}};
-  quantize_block(f, fit, HostRows{values.data(), f.head_dim}, p.bytes.data(), &p.fault);
+  gpu_emulation::run(1, kBlockThreads, 0, [&] {
+    quantize_block(f, fit, HostRows{values.data(), f.head_dim}, p.bytes.data(), &p.fault);
+  });
   for (int t = 0; t < f.tokens; ++t) {
     for (int c = 0; c < f.head_dim; ++c) p.decoded.push_back(dequantize(f, p.bytes.data(), t, c));
   }
@@ -139,7 +145,7 @@ TEST(GpuDeviceCodeOnHost, NonFiniteAndOverflowingValuesAreRecordedWhereTheyAre) 
 }
 
 // A GPU store's memory as host vectors, committed by running commit_tile for every tile and head
-// as GpuKvStore::commit launches it.
+// as GpuKvStore::commit launches it: a block (destination tile, layer × KV head) each.
 class HostStore {
  public:
   HostStore(const KvStoreOptions& options) : options_(options) {
@@ -196,8 +202,9 @@ class HostStore {
     a.tail_capacity = capacity_;
     a.table = gather.data();
     a.fault = &fault;
-    for (unsigned i = 0; i < gather.size(); ++i) {
-      for (int head = 0; head < heads; ++head) commit_tile(a, i, head);
+    if (!gather.empty()) {
+      gpu_emulation::run(dim3(unsigned(gather.size()), unsigned(heads)), kBlockThreads, 0,
+                         [&] { commit_tile(a, blockIdx.x, int(blockIdx.y)); });
     }
     ASSERT_EQ(fault.non_finite, kNoSite);
     ASSERT_EQ(fault.beyond_half, kNoSite);

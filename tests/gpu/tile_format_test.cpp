@@ -1,7 +1,7 @@
-// The GPU backend's packed block (backends/cuda/src/kv/tile_format.hpp), as host arithmetic:
+// The GPU backend's packed block (backends/gpu_common/tile_format.hpp), as host arithmetic:
 // every code has one slot and every slot one code, every element one group whose constants are
 // where scale_index says, and the store's tiles have the sizes the architecture table gives.
-#include "kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 
 #include <gtest/gtest.h>
 

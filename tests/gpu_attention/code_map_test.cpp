@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 
 namespace cocktail::gpu {
 namespace {

@@ -1,7 +1,7 @@
-// The GPU decode's work split (backends/cuda/src/attention/decode_split.hpp): pure host
+// The GPU decode's work split (backends/gpu_common/decode_split.hpp): pure host
 // arithmetic, so it is checked here without a GPU.
 
-#include "attention/decode_split.hpp"
+#include "gpu_common/decode_split.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,3 +1,3 @@
 // backends/cuda/src/compute/elementwise_kernels.cu, compiled by the host compiler against
-// host_shim/.
+// tests/support/host_shim/.
 #include "compute/elementwise_kernels.cu"

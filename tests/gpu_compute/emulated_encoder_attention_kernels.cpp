@@ -1,3 +1,3 @@
 // backends/cuda/src/compute/encoder_attention_kernels.cu, compiled by the host compiler against
-// host_shim/.
+// tests/support/host_shim/.
 #include "compute/encoder_attention_kernels.cu"

@@ -1,2 +1,3 @@
-// backends/cuda/src/compute/norm_kernels.cu, compiled by the host compiler against host_shim/.
+// backends/cuda/src/compute/norm_kernels.cu, compiled by the host compiler against
+// tests/support/host_shim/.
 #include "compute/norm_kernels.cu"

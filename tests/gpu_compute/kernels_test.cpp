@@ -1,9 +1,9 @@
 // The compute kernels (backends/cuda/src/compute/*.cu) run on the CPU: compiled by the host
-// compiler against host_shim/, whose launches run each block's threads as host threads with
-// real barriers and warp exchanges. Checked against float64 references from the definitions in
-// compute.hpp, on shapes that leave every tile, unit and group partial. What this cannot show
-// is the device's own behaviour (memory model, math library, speed): the conformance suite on a
-// GPU does.
+// compiler against tests/support/host_shim/, whose launches run each block's threads as host
+// threads with real barriers and warp exchanges. Checked against float64 references from the
+// definitions in compute.hpp, on shapes that leave every tile, unit and group partial. What this
+// cannot show is the device's own behaviour (memory model, math library, speed): the conformance
+// suite on a GPU does.
 
 #include <gtest/gtest.h>
 

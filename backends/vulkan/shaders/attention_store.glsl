@@ -2,7 +2,7 @@
 // layer in their own binding (seg0 .. seg4, Precision order) with its tile table (table0 ..
 // table4: an ivec2 per tile, y its tokens in use), and the layer's FP16 tail keys and values
 // (tail_keys, tail_values). Codes are read in runs of 4 channels: in every layout of the tile
-// format (backends/cuda/src/kv/tile_format.hpp) channels 4r .. 4r + 3 of a row are the four
+// format (backends/gpu_common/tile_format.hpp) channels 4r .. 4r + 3 of a row are the four
 // bytes of one 32-bit word at one shift (attention/code_map.hpp of the CUDA backend), or two
 // words of halves for FP16.
 //

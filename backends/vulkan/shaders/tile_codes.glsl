@@ -1,4 +1,4 @@
-// The GPU tile format (backends/cuda/src/kv/tile_format.hpp, which the host uses to place
+// The GPU tile format (backends/gpu_common/tile_format.hpp, which the host uses to place
 // blocks) in GLSL: a block's parts and the place of one code, and element-wise reads of a
 // packed block (one code, one scale, one zero, one dequantized value) kept in a uint[]
 // storage buffer. The commit's requantization, the quantizer's unpack and the attention

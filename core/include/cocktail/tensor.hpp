@@ -65,4 +65,9 @@ std::string describe(const Tensor& t);
 void expect_tensor(const char* op, const char* operand, const Tensor& t, ElementType type,
                    std::int64_t rows, std::int64_t cols);
 
+// Throws an Error naming `op` and `operand` unless `t` lies inside its buffer of `buffer_bytes`
+// bytes and starts on a whole element: what every backend checks of a view in its own buffer.
+void expect_inside_buffer(const char* op, const char* operand, const Tensor& t,
+                          std::size_t buffer_bytes);
+
 }  // namespace cocktail

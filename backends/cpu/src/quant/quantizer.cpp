@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cocktail/error.hpp"
+#include "cocktail/quantizer_checks.hpp"
 #include "quant/bitpack.hpp"
 #include "quant/half_convert.hpp"
 #include "quant/packed_layout.hpp"
@@ -33,15 +34,6 @@ constexpr std::array<float, 15> kNf4Midpoints = [] {
   for (std::size_t i = 0; i < mid.size(); ++i) mid[i] = (kNf4Table[i] + kNf4Table[i + 1]) / 2;
   return mid;
 }();
-
-std::size_t n_values(const BlockShape& shape) {
-  return static_cast<std::size_t>(shape.tokens) * static_cast<std::size_t>(shape.channels);
-}
-
-std::string describe(const QuantSpec& spec) {
-  return fmt::format("{}, per-{} groups of {}", to_string(spec.precision), to_string(spec.axis),
-                     spec.group_size);
-}
 
 void store_half(std::byte* base, std::size_t index, std::uint16_t bits) {
   std::memcpy(base + 2 * index, &bits, sizeof bits);
@@ -107,19 +99,6 @@ void transpose(const float* src, int rows, int cols, float* dst) {
     for (int r = 0; r < rows; ++r) {
       *dst++ = src[static_cast<std::size_t>(r) * cols + c];
     }
-  }
-}
-
-void check_spans(std::size_t n_vals, std::size_t n_bytes, const QuantSpec& spec,
-                 const BlockShape& shape, const PackedLayout& layout, std::string_view call) {
-  if (n_vals != n_values(shape)) {
-    throw Error(fmt::format("CpuQuantizer::{} ({}): {} values for a {}x{} block, need {}", call,
-                            describe(spec), n_vals, shape.tokens, shape.channels, n_values(shape)));
-  }
-  if (n_bytes < layout.total_bytes) {
-    throw Error(fmt::format("CpuQuantizer::{} ({}): {} bytes for a {}x{} block, need {}", call,
-                            describe(spec), n_bytes, shape.tokens, shape.channels,
-                            layout.total_bytes));
   }
 }
 
@@ -426,7 +405,8 @@ std::size_t CpuQuantizer::packed_bytes(const BlockShape& shape) const {
 void CpuQuantizer::pack(std::span<const float> values, const BlockShape& shape,
                         std::span<std::byte> packed) const {
   const PackedLayout layout = packed_layout(spec_, shape);
-  check_spans(values.size(), packed.size(), spec_, shape, layout, "pack");
+  check_quantizer_spans("CpuQuantizer", "pack", spec_, shape, values.size(), packed.size(),
+                        layout.total_bytes);
   check_finite(values, spec_, shape);
   if (spec_.precision == Precision::fp16) return pack_fp16(values, spec_, shape, packed.data());
 
@@ -466,7 +446,8 @@ void CpuQuantizer::pack(std::span<const float> values, const BlockShape& shape,
 void CpuQuantizer::unpack(std::span<const std::byte> packed, const BlockShape& shape,
                           std::span<float> values) const {
   const PackedLayout layout = packed_layout(spec_, shape);
-  check_spans(values.size(), packed.size(), spec_, shape, layout, "unpack");
+  check_quantizer_spans("CpuQuantizer", "unpack", spec_, shape, values.size(), packed.size(),
+                        layout.total_bytes);
   if (spec_.precision == Precision::fp16) return unpack_fp16(packed.data(), shape, values);
 
   std::vector<std::uint8_t> codes(values.size());

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "attention/decode_split.hpp"
+#include "gpu_common/decode_split.hpp"
 #include "kv/store_view.hpp"
 #include "runtime/gpu_device.hpp"
 #include "vendor/gpu_runtime.hpp"

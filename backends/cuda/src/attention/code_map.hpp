@@ -1,8 +1,8 @@
 #pragma once
 
-// Where the decode kernel's lanes find the codes of a row of a tile (kv/tile_format.hpp): plain
-// arithmetic shared by the kernel (attention/tile_rows.cuh) and its host test, which checks it
-// against BlockFormat::code_slot, the format's own definition.
+// Where the decode kernel's lanes find the codes of a row of a tile (gpu_common/tile_format.hpp):
+// plain arithmetic shared by the kernel (attention/tile_rows.cuh) and its host test, which checks
+// it against BlockFormat::code_slot, the format's own definition.
 //
 // A key lane reads a row in slices of 32 channels, one load each (INT8: two); a value lane reads
 // runs of 4 channels, one 32-bit word each. In every integer layout four consecutive channels'
@@ -10,7 +10,7 @@
 // map.
 
 #include "cocktail/precision.hpp"
-#include "kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 
 namespace cocktail::gpu {
 

@@ -1,7 +1,7 @@
 // Decode attention over the mixed segments and the tail of one layer, in one launch: a block
 // per (range block, KV head, head batch), each of its warps walking one range of the KV head's
 // tiles for every query head of the batch, leaving one partial softmax state per head
-// (attention/decode_split.hpp; merged by merge.cu).
+// (gpu_common/decode_split.hpp; merged by merge.cu).
 //
 // A warp takes a tile 32 tokens at a time. For the keys each lane is one token and reads its
 // row with 16-byte loads, dotting the raw codes with a query vector in shared memory; for the

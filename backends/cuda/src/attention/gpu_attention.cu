@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "attention/attention_kernels.hpp"
-#include "attention/decode_split.hpp"
 #include "attention/gpu_attention.hpp"
 #include "cocktail/attention_checks.hpp"
 #include "cocktail/error.hpp"
+#include "gpu_common/decode_split.hpp"
 #include "kv/gpu_kv_store.hpp"
 #include "runtime/gpu_buffer.hpp"
 #include "runtime/gpu_check.hpp"
@@ -16,15 +16,6 @@
 namespace cocktail::gpu {
 
 namespace {
-
-const GpuKvStore& gpu_store(const char* op, const KvStore& store) {
-  const auto* gpu = dynamic_cast<const GpuKvStore*>(&store);
-  if (gpu == nullptr) {
-    throw Error(std::string(op) + ": the KV store was made by another backend; " + kBackendName +
-                " attention reads only a " + kBackendName + " store");
-  }
-  return *gpu;
-}
 
 void check_layer(const char* op, const KvShape& shape, int layer) {
   if (layer < 0 || layer >= shape.n_layers) {

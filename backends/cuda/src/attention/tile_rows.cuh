@@ -1,7 +1,7 @@
 #pragma once
 
-// Reading rows of a tile's key or value codes (kv/tile_format.hpp) the way the decode kernel
-// walks them, straight from global memory into registers, where attention/code_map.hpp says:
+// Reading rows of a tile's key or value codes (gpu_common/tile_format.hpp) the way the decode
+// kernel walks them, straight from global memory into registers, where attention/code_map.hpp says:
 //
 // - a key row by one lane, in slices of 32 channels (one 16-byte planar unit of INT4/NF4, half
 //   a unit of INT2), each slice's raw codes dotted with a query vector in shared memory;
@@ -17,7 +17,7 @@
 #include "attention/code_map.hpp"
 #include "attention/warp_math.cuh"
 #include "cocktail/precision.hpp"
-#include "kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 #include "vendor/gpu_runtime.hpp"
 
 namespace cocktail::gpu {

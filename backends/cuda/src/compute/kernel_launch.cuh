@@ -1,7 +1,7 @@
 #pragma once
 
 // How the compute kernels start: one checked launch function, and the block's dynamic shared
-// memory. The CPU tests swap this header (tests/gpu_compute/host_shim) for one that runs a
+// memory. The CPU tests swap this header (tests/support/host_shim) for one that runs a
 // kernel's threads on the host.
 
 #include <cstddef>

@@ -11,7 +11,7 @@
 #include "cocktail/gather_table.hpp"
 #include "cocktail/precision.hpp"
 #include "cocktail/quant_spec.hpp"
-#include "kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 #include "quant/quantize_fault.hpp"
 #include "vendor/gpu_runtime.hpp"
 

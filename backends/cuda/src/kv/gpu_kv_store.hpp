@@ -8,6 +8,7 @@
 
 #include "cocktail/kv_store.hpp"
 #include "cocktail/stored_tiles.hpp"
+#include "gpu_common/kv_bookkeeping.hpp"
 #include "kv/store_view.hpp"
 #include "runtime/gpu_buffer.hpp"
 #include "runtime/gpu_device.hpp"
@@ -28,26 +29,28 @@ class GpuKvStore final : public KvStore {
  public:
   GpuKvStore(std::shared_ptr<const GpuDevice> device, const KvStoreOptions& options);
 
-  const KvStoreOptions& options() const override { return options_; }
+  const KvStoreOptions& options() const override { return books_.options(); }
   void append(Stream& stream, int layer, const Tensor& k, const Tensor& v) override;
   void commit(Stream& stream, const Plan& plan) override;
-  std::int64_t n_tokens() const override;
-  std::int64_t n_committed() const override;
-  const Plan& plan() const override;
-  std::size_t bytes() const override;
-  std::vector<SegmentInfo> segments() const override;
+  std::int64_t n_tokens() const override { return books_.n_tokens(); }
+  std::int64_t n_committed() const override { return books_.n_committed(); }
+  const Plan& plan() const override { return books_.plan(); }
+  std::size_t bytes() const override { return books_.bytes(); }
+  std::vector<SegmentInfo> segments() const override { return books_.segments(); }
   KvHeadSnapshot snapshot(int layer, int kv_head) const override;
   std::shared_ptr<KvStore> clone(const KvQuantLayout& layout) const override;
 
   // What the attention kernels read. Valid until the next append or commit.
   StoreView view() const;
   // Tokens of `layer` (all in the tail past n_committed()); an Error for a layer not stored.
-  std::int64_t layer_tokens(int layer) const;
+  std::int64_t layer_tokens(int layer) const { return books_.layer_tokens(layer); }
   // Changes at every commit and every append to layer 0: a decode plan made at another
   // version no longer fits the store.
-  std::uint64_t version() const;
+  std::uint64_t version() const { return books_.version(); }
 
  private:
+  friend const GpuKvStore& gpu_store(const char* op, const KvStore& store);
+
   // One commit's block: every precision's tiles of every layer × head (precision-major, then
   // heads), then each precision's tile table (first positions, then valid counts).
   struct SegmentMemory {
@@ -63,8 +66,8 @@ class GpuKvStore final : public KvStore {
     std::int64_t capacity = 0;
   };
 
-  int n_heads() const { return options_.shape.n_layers * options_.shape.n_kv_heads; }
-  TileBytes tile_bytes() const;
+  const KvShape& shape() const { return books_.options().shape; }
+  int n_heads() const { return shape().n_layers * shape().n_kv_heads; }
   SegmentMemory allocate_segments(const TileLists& tiles) const;
   // The block's tile tables, as bytes to copy into it at the offsets allocate_segments chose.
   std::vector<std::byte> tile_tables(const TileLists& tiles, const SegmentMemory& memory) const;
@@ -75,22 +78,18 @@ class GpuKvStore final : public KvStore {
   // store's tail into rows [0, rows) of `to`.
   void copy_tail(cudaStream_t stream, const TailMemory& to, std::int64_t first_row,
                  std::int64_t rows) const;
-  // The tail room for the rest of the sequence once `committed` tokens are in segments.
-  std::int64_t tail_capacity(std::int64_t committed, std::int64_t rows) const;
-  std::int64_t most_layer_tokens() const;
   void throw_commit_fault(unsigned long long non_finite, unsigned long long beyond_half) const;
   const std::byte* head_tiles(Precision p, int head) const;
 
   std::shared_ptr<const GpuDevice> device_;
-  KvStoreOptions options_;
-  std::array<TileFormat, kAllPrecisions.size()> formats_{};
-  TileLists tiles_;
+  KvBookkeeping books_;
   SegmentMemory segments_;
   TailMemory tail_;
-  std::vector<std::int64_t> layer_tokens_;
-  std::int64_t n_committed_ = 0;
-  std::uint64_t version_ = 0;
-  Plan plan_;
+  // Which plugin made it (GpuBuffer says why).
+  const char* backend_ = kBackendName;
 };
+
+// `store` as a GpuKvStore of this plugin. An Error naming `op` when another backend made it.
+const GpuKvStore& gpu_store(const char* op, const KvStore& store);
 
 }  // namespace cocktail::gpu

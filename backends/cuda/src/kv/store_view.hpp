@@ -17,14 +17,14 @@
 #include <cstdint>
 
 #include "cocktail/precision.hpp"
-#include "kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 #include "vendor/gpu_runtime.hpp"
 
 namespace cocktail::gpu {
 
 // One precision's segment of every layer × KV head: head `h = layer · n_kv_heads + kv_head`
 // keeps its n_tiles tiles back to back from base + h · n_tiles · format.bytes(); a tile is the
-// key block then the value block (kv/tile_format.hpp), each `format.keys.tokens` (= the
+// key block then the value block (gpu_common/tile_format.hpp), each `format.keys.tokens` (= the
 // layout's group_size) rows. Tile i of every head holds the same tokens: the plan's.
 struct SegmentView {
   TileFormat format;

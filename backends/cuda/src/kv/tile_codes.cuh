@@ -1,7 +1,7 @@
 #pragma once
 
-// Element-wise access to a packed block (kv/tile_format.hpp): one code, one scale, one zero,
-// one dequantized value. Host and device share these, so the commit's requantization, the
+// Element-wise access to a packed block (gpu_common/tile_format.hpp): one code, one scale, one
+// zero, one dequantized value. Host and device share these, so the commit's requantization, the
 // quantizer's unpack and the store's snapshot decode alike, bit for bit. Kernels that stream
 // whole rows read the units themselves; these are the definition they must agree with.
 
@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "cocktail/quant_spec.hpp"
-#include "kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 #include "vendor/gpu_runtime.hpp"
 
 namespace cocktail::gpu {

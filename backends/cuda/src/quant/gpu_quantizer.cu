@@ -2,6 +2,8 @@
 #include <utility>
 
 #include "cocktail/error.hpp"
+#include "cocktail/quantizer_checks.hpp"
+#include "gpu_common/quantizer_format.hpp"
 #include "quant/gpu_quantizer.hpp"
 #include "quant/quantizer_kernels.cuh"
 #include "runtime/gpu_buffer.hpp"
@@ -11,21 +13,7 @@ namespace cocktail::gpu {
 namespace {
 
 constexpr int kMaxGroupSize = 4096;
-
-std::string describe(const QuantSpec& spec) {
-  return std::string(to_string(spec.precision)) + ", per-" + std::string(to_string(spec.axis)) +
-         " groups of " + std::to_string(spec.group_size);
-}
-
-// "GpuQuantizer::pack (int4, per-token groups of 32): ", the start of each message.
-std::string where(const char* call, const QuantSpec& spec) {
-  return std::string("GpuQuantizer::") + call + " (" + describe(spec) + "): ";
-}
-
-// "a 48x96 block"
-std::string block_text(int tokens, int channels) {
-  return "a " + std::to_string(tokens) + "x" + std::to_string(channels) + " block";
-}
+constexpr const char* kName = "GpuQuantizer";
 
 // Where a part of the call's one device allocation starts.
 struct DeviceParts {
@@ -56,41 +44,14 @@ GpuQuantizer::GpuQuantizer(std::shared_ptr<const GpuDevice> device, const QuantS
   stream_ = std::make_unique<GpuStream>(device_->index);
 }
 
-BlockFormat GpuQuantizer::format(const BlockShape& shape, const char* call) const {
-  if (shape.tokens < 0 || shape.channels < 0) {
-    throw Error(where(call, spec_) + block_text(shape.tokens, shape.channels) +
-                " has a negative size");
-  }
-  // A row of planar units is whole units, or whole units and one half unit of INT2.
-  if (precision_bits(spec_.precision) < 8 && shape.channels % 32 != 0) {
-    throw Error(where(call, spec_) + block_text(shape.tokens, shape.channels) +
-                " cannot be packed: " + std::string(to_string(spec_.precision)) +
-                " codes need a multiple of 32 channels");
-  }
-  return {spec_.precision, spec_.axis, shape.tokens, shape.channels, spec_.group_size};
-}
-
 std::size_t GpuQuantizer::packed_bytes(const BlockShape& shape) const {
-  return format(shape, "packed_bytes").bytes();
-}
-
-void GpuQuantizer::check_spans(std::size_t n_values, std::size_t n_bytes, const BlockFormat& f,
-                               const char* call) const {
-  const std::size_t need = std::size_t(f.tokens) * std::size_t(f.head_dim);
-  if (n_values != need) {
-    throw Error(where(call, spec_) + std::to_string(n_values) + " values for " +
-                block_text(f.tokens, f.head_dim) + ", need " + std::to_string(need));
-  }
-  if (n_bytes < f.bytes()) {
-    throw Error(where(call, spec_) + std::to_string(n_bytes) + " bytes for " +
-                block_text(f.tokens, f.head_dim) + ", need " + std::to_string(f.bytes()));
-  }
+  return quantizer_format(kName, "packed_bytes", spec_, shape).bytes();
 }
 
 void GpuQuantizer::pack(std::span<const float> values, const BlockShape& shape,
                         std::span<std::byte> packed) const {
-  const BlockFormat f = format(shape, "pack");
-  check_spans(values.size(), packed.size(), f, "pack");
+  const BlockFormat f = quantizer_format(kName, "pack", spec_, shape);
+  check_quantizer_spans(kName, "pack", spec_, shape, values.size(), packed.size(), f.bytes());
   use_device(*device_);
   const cudaStream_t stream = stream_->native();
   const DeviceParts parts = device_parts(values.size(), f.bytes());
@@ -117,13 +78,13 @@ void GpuQuantizer::check_fault(const QuantizeFault& fault, const BlockFormat& f)
   const auto channels = static_cast<unsigned long long>(f.head_dim);
   auto at = [&](unsigned long long site) {
     return " at token " + std::to_string(site / channels) + ", channel " +
-           std::to_string(site % channels) + " of " + block_text(f.tokens, f.head_dim);
+           std::to_string(site % channels) + " of " + describe_block(f.tokens, f.head_dim);
   };
   if (fault.non_finite != kNoSite) {
-    throw Error(where("pack", spec_) + "non-finite value" + at(fault.non_finite));
+    throw Error(quantizer_call(kName, "pack", spec_) + "non-finite value" + at(fault.non_finite));
   }
   if (fault.beyond_half != kNoSite) {
-    throw Error(where("pack", spec_) +
+    throw Error(quantizer_call(kName, "pack", spec_) +
                 (f.precision == Precision::fp16 ? "the value" : "a value in the group starting") +
                 at(fault.beyond_half) + " is beyond the FP16 range");
   }
@@ -131,8 +92,8 @@ void GpuQuantizer::check_fault(const QuantizeFault& fault, const BlockFormat& f)
 
 void GpuQuantizer::unpack(std::span<const std::byte> packed, const BlockShape& shape,
                           std::span<float> values) const {
-  const BlockFormat f = format(shape, "unpack");
-  check_spans(values.size(), packed.size(), f, "unpack");
+  const BlockFormat f = quantizer_format(kName, "unpack", spec_, shape);
+  check_quantizer_spans(kName, "unpack", spec_, shape, values.size(), packed.size(), f.bytes());
   use_device(*device_);
   const cudaStream_t stream = stream_->native();
   const DeviceParts parts = device_parts(values.size(), f.bytes());

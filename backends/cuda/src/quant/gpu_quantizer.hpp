@@ -4,14 +4,14 @@
 #include <span>
 
 #include "cocktail/quantizer.hpp"
-#include "kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 #include "quant/quantize_fault.hpp"
 #include "runtime/gpu_device.hpp"
 #include "runtime/gpu_stream.hpp"
 
 namespace cocktail::gpu {
 
-// Packs and unpacks a block with the store's own device kernels (kv/tile_format.hpp is the
+// Packs and unpacks a block with the store's own device kernels (gpu_common/tile_format.hpp is the
 // packed form; the code order of the BlockShape is the block's, the packed codes are always
 // token-major), copying through device memory: the quantizer the conformance suite checks is
 // the code that commits do. Each call runs on the quantizer's own stream and waits for it.
@@ -30,10 +30,6 @@ class GpuQuantizer final : public Quantizer {
               std::span<float> values) const override;
 
  private:
-  // The block format of `shape`; an Error naming `call` when it has none.
-  BlockFormat format(const BlockShape& shape, const char* call) const;
-  void check_spans(std::size_t n_values, std::size_t n_bytes, const BlockFormat& f,
-                   const char* call) const;
   void check_fault(const QuantizeFault& fault, const BlockFormat& f) const;
 
   std::shared_ptr<const GpuDevice> device_;

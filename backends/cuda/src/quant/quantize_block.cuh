@@ -1,7 +1,7 @@
 #pragma once
 
-// Quantizing one block (kv/tile_format.hpp) on the device, by every thread of a thread block:
-// the commit's gather kernel and the quantizer's pack kernel both run this, so the quantizer
+// Quantizing one block (gpu_common/tile_format.hpp) on the device, by every thread of a thread
+// block: the commit's gather kernel and the quantizer's pack kernel both run this, so the quantizer
 // the conformance suite checks is the code that commits do. The arithmetic is the CPU
 // quantizer's (backends/cpu/src/quant/quantizer.cpp), operation for operation, with the _rn
 // intrinsics where the compiler could otherwise fuse a multiply and an add:
@@ -20,8 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gpu_common/tile_format.hpp"
 #include "kv/tile_codes.cuh"
-#include "kv/tile_format.hpp"
 #include "quant/quantize_fault.hpp"
 #include "vendor/gpu_runtime.hpp"
 

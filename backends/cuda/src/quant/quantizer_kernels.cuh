@@ -6,7 +6,7 @@
 #include <cstddef>
 
 #include "cocktail/quant_spec.hpp"
-#include "kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 #include "quant/quantize_fault.hpp"
 #include "vendor/gpu_runtime.hpp"
 

@@ -55,16 +55,7 @@ std::byte* device_bytes(const char* op, const char* operand, const Tensor& t) {
                 (t.buffer ? "in another backend's memory" : "an empty view") + "; the " +
                 kBackendName + " backend reads only its own buffers");
   }
-  if (t.rows < 0 || t.cols < 0 || t.offset > buffer->size() ||
-      t.bytes() > buffer->size() - t.offset) {
-    throw Error(std::string(op) + ": " + operand + " (" + describe(t) + " at byte " +
-                std::to_string(t.offset) + ") runs past the end of its " +
-                std::to_string(buffer->size()) + "-byte buffer");
-  }
-  if (t.offset % element_bytes(t.type) != 0) {
-    throw Error(std::string(op) + ": " + operand + " (" + describe(t) + ") starts at byte " +
-                std::to_string(t.offset) + ", not a whole element");
-  }
+  expect_inside_buffer(op, operand, t, buffer->size());
   return buffer->data() + t.offset;
 }
 

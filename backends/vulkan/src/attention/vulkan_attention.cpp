@@ -10,7 +10,7 @@
 #include "cocktail/attention_checks.hpp"
 #include "cocktail/error.hpp"
 #include "compute/kernels.hpp"
-#include "cuda/src/attention/decode_split.hpp"
+#include "gpu_common/decode_split.hpp"
 #include "kv/vulkan_kv_store.hpp"
 #include "memory/vulkan_stream.hpp"
 

@@ -2,7 +2,7 @@
 
 // What the attention kernels read of a VulkanKvStore (VulkanKvStore::view()): the buffer ranges
 // to bind, and the sizes and offsets to pass as push constants. Tiles use the GPU tile format
-// (kv/tile_format.hpp; shaders/tile_codes.glsl reads it in GLSL).
+// (gpu_common/tile_format.hpp; shaders/tile_codes.glsl reads it in GLSL).
 //
 // Bindings: every range here fits one storage binding (maxStorageBufferRange, 128 MiB on
 // lavapipe) and starts where a binding may (minStorageBufferOffsetAlignment), so a kernel binds
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "cocktail/precision.hpp"
-#include "cuda/src/kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 #include "memory/vulkan_buffer.hpp"
 
 namespace cocktail::vulkan {

@@ -19,8 +19,6 @@ namespace cocktail::vulkan {
 
 namespace {
 
-// Without a max_tokens the tail starts with room for this many rows, and doubles.
-constexpr std::int64_t kMinTailRows = 256;
 // The placeholder's bytes: one binding's worth for any device's offset alignment.
 constexpr std::size_t kPlaceholderBytes = 256;
 constexpr std::size_t kHalf = 2;
@@ -63,46 +61,11 @@ void expect_binding(const char* op, const std::string& what, std::size_t bytes,
 }  // namespace
 
 VulkanKvStore::VulkanKvStore(std::shared_ptr<const Device> device, const KvStoreOptions& options)
-    : device_(std::move(device)), options_(options) {
-  check_kv_store_options(options_);
-  for (Precision p : kAllPrecisions) {
-    formats_[index_of(p)] = gpu::tile_format(p, options_.layout, options_.shape.head_dim);
-  }
-  layer_tokens_.assign(std::size_t(options_.shape.n_layers), 0);
-  placeholder_ = std::make_unique<VulkanBuffer>(device_, kPlaceholderBytes);
-}
+    : device_(std::move(device)),
+      books_(options),
+      placeholder_(std::make_unique<VulkanBuffer>(device_, kPlaceholderBytes)) {}
 
 VulkanKvStore::~VulkanKvStore() = default;
-
-std::int64_t VulkanKvStore::n_tokens() const {
-  return layer_tokens_[0];
-}
-
-std::int64_t VulkanKvStore::n_committed() const {
-  return n_committed_;
-}
-
-const Plan& VulkanKvStore::plan() const {
-  return plan_;
-}
-
-std::int64_t VulkanKvStore::layer_tokens(int layer) const {
-  check_kv_layer(options_.shape, layer);
-  return layer_tokens_[std::size_t(layer)];
-}
-
-std::uint64_t VulkanKvStore::version() const {
-  return version_;
-}
-
-std::int64_t VulkanKvStore::tail_capacity(std::int64_t committed, std::int64_t rows) const {
-  if (options_.max_tokens > 0) return options_.max_tokens - committed;
-  return std::max(kMinTailRows, 2 * rows);
-}
-
-std::int64_t VulkanKvStore::most_layer_tokens() const {
-  return *std::max_element(layer_tokens_.begin(), layer_tokens_.end());
-}
 
 BufferRange VulkanKvStore::bound(const Memory& memory) const {
   return whole(memory ? *memory : *placeholder_);
@@ -117,11 +80,11 @@ VulkanKvStore::Tail VulkanKvStore::allocate_tail(const char* op, std::int64_t ca
   Tail tail;
   tail.capacity = capacity;
   if (capacity == 0) return tail;
-  const std::size_t bytes = std::size_t(options_.shape.n_kv_heads) * std::size_t(capacity) *
-                            std::size_t(options_.shape.head_dim) * kHalf;
+  const std::size_t bytes = std::size_t(shape().n_kv_heads) * std::size_t(capacity) *
+                            std::size_t(shape().head_dim) * kHalf;
   expect_binding(op, "the FP16 tail of a layer for " + std::to_string(capacity) + " tokens", bytes,
                  *device_);
-  for (int layer = 0; layer < options_.shape.n_layers; ++layer) {
+  for (int layer = 0; layer < shape().n_layers; ++layer) {
     tail.keys.push_back(std::make_unique<VulkanBuffer>(device_, bytes));
     tail.values.push_back(std::make_unique<VulkanBuffer>(device_, bytes));
   }
@@ -131,10 +94,10 @@ VulkanKvStore::Tail VulkanKvStore::allocate_tail(const char* op, std::int64_t ca
 void VulkanKvStore::copy_tail(VulkanStream& stream, const Tail& from, const Tail& to,
                               std::int64_t first_row, std::int64_t rows) const {
   if (rows <= 0) return;
-  const auto d = std::size_t(options_.shape.head_dim);
-  for (int layer = 0; layer < options_.shape.n_layers; ++layer) {
+  const auto d = std::size_t(shape().head_dim);
+  for (int layer = 0; layer < shape().n_layers; ++layer) {
     const auto l = std::size_t(layer);
-    for (int h = 0; h < options_.shape.n_kv_heads; ++h) {
+    for (int h = 0; h < shape().n_kv_heads; ++h) {
       const std::size_t from_offset =
           (std::size_t(h) * std::size_t(from.capacity) + std::size_t(first_row)) * d * kHalf;
       const std::size_t to_offset = std::size_t(h) * std::size_t(to.capacity) * d * kHalf;
@@ -148,31 +111,27 @@ void VulkanKvStore::copy_tail(VulkanStream& stream, const Tail& from, const Tail
 
 void VulkanKvStore::append(Stream& s, int layer, const Tensor& k, const Tensor& v) {
   constexpr const char* kOp = "KV store: append";
-  const auto width = std::int64_t(options_.shape.token_floats());
-  expect_tensor(kOp, "k", k, ElementType::f32, k.rows, width);
-  expect_tensor(kOp, "v", v, ElementType::f32, k.rows, width);
-  check_kv_append(options_, layer_tokens_, layer, k.rows, std::size_t(k.elements()),
-                  std::size_t(v.elements()));
+  books_.check_append(layer, k, v);
   VulkanStream& stream = vulkan_stream(kOp, s, *device_);
   const KernelOperand keys = kernel_operand(kOp, "k", k, *device_);
   const KernelOperand values = kernel_operand(kOp, "v", v, *device_);
-  std::int64_t& count = layer_tokens_[std::size_t(layer)];
-  const std::int64_t rows = count - n_committed_;
+  const std::int64_t committed = books_.n_committed();
+  const std::int64_t rows = books_.layer_tokens(layer) - committed;
   if (rows + k.rows > tail_.capacity) {
-    const std::int64_t held = most_layer_tokens() - n_committed_;
-    Tail grown = allocate_tail(kOp, tail_capacity(n_committed_, held + k.rows));
+    const std::int64_t held = books_.most_layer_tokens() - committed;
+    Tail grown = allocate_tail(kOp, books_.tail_capacity(committed, held + k.rows));
     copy_tail(stream, tail_, grown, 0, held);
     // Kernels already on the stream may still read the old tail.
     if (tail_.capacity > 0) stream.synchronize();
     tail_ = std::move(grown);
-    ++version_;
+    books_.tail_moved();
   }
   if (k.rows > 0) {
     const auto l = std::size_t(layer);
     const std::int64_t n_words = k.elements() / 2;
     const KvAppendPush push{u32(n_words),
-                            u32(options_.shape.n_kv_heads),
-                            u32(options_.shape.head_dim),
+                            u32(shape().n_kv_heads),
+                            u32(shape().head_dim),
                             u32(tail_.capacity),
                             u32(rows),
                             keys.first,
@@ -182,23 +141,22 @@ void VulkanKvStore::append(Stream& s, int layer, const Tensor& k, const Tensor& 
         {keys.binding, values.binding, whole(*tail_.keys[l]), whole(*tail_.values[l])}, push,
         {u32(std::min<std::int64_t>(groups, device_->limits().max_groups)), 1});
   }
-  count += k.rows;
-  if (layer == 0) ++version_;
+  books_.appended(layer, k.rows);
 }
 
 VulkanKvStore::Segments VulkanKvStore::allocate_segments(const char* op,
                                                          const TileLists& tiles) const {
   Segments segments;
-  const TileBytes bytes = tile_bytes();
+  const TileBytes bytes = books_.tile_bytes();
   for (Precision p : kAllPrecisions) {
     const std::size_t n = tiles[index_of(p)].size();
     if (n == 0) continue;
-    const std::size_t layer_bytes = n * bytes[index_of(p)] * std::size_t(options_.shape.n_kv_heads);
+    const std::size_t layer_bytes = n * bytes[index_of(p)] * std::size_t(shape().n_kv_heads);
     expect_binding(op,
                    "a layer's " + std::to_string(n) + " " + std::string(to_string(p)) +
-                       " tiles of " + std::to_string(options_.shape.n_kv_heads) + " KV heads",
+                       " tiles of " + std::to_string(shape().n_kv_heads) + " KV heads",
                    layer_bytes, *device_);
-    for (int layer = 0; layer < options_.shape.n_layers; ++layer) {
+    for (int layer = 0; layer < shape().n_layers; ++layer) {
       segments.layers[index_of(p)].push_back(std::make_unique<VulkanBuffer>(device_, layer_bytes));
     }
     segments.tables[index_of(p)] =
@@ -245,11 +203,11 @@ VulkanKvStore::Memory VulkanKvStore::enqueue_gather(VulkanStream& stream, const 
   if (entries.empty()) return nullptr;
   auto gather = std::make_unique<VulkanBuffer>(device_, entries.size() * sizeof(std::int32_t));
   stream.upload(std::as_bytes(std::span(entries)), words_of(*gather));
-  const KvQuantLayout& layout = options_.layout;
+  const KvQuantLayout& layout = books_.options().layout;
   for (const Run& r : runs) {
     const auto p = index_of(r.precision);
     const auto source = index_of(r.mode == CommitMode::copy ? r.precision : r.source);
-    for (int layer = 0; layer < options_.shape.n_layers; ++layer) {
+    for (int layer = 0; layer < shape().n_layers; ++layer) {
       const auto l = std::size_t(layer);
       const bool from_segment = r.mode != CommitMode::tail;
       const KvCommitPush push{std::uint32_t(r.precision),
@@ -257,23 +215,23 @@ VulkanKvStore::Memory VulkanKvStore::enqueue_gather(VulkanStream& stream, const 
                               std::uint32_t(layout.key_axis),
                               std::uint32_t(layout.value_axis),
                               u32(layout.group_size),
-                              u32(options_.shape.head_dim),
+                              u32(shape().head_dim),
                               std::uint32_t(layout.range),
                               r.mode,
                               r.first,
                               r.count,
                               u32(std::int64_t(table.segment(r.precision).size())),
-                              u32(std::int64_t(tiles_[source].size())),
+                              u32(std::int64_t(books_.tiles()[source].size())),
                               u32(tail_.capacity),
                               u32(layer),
-                              u32(options_.shape.n_kv_heads)};
+                              u32(shape().n_kv_heads)};
       const Memory none;
       run(stream, kKvCommit,
           {whole(*to.layers[p][l]), bound(from_segment ? segments_.layers[source][l] : none),
            bound(from_segment || tail_.keys.empty() ? none : tail_.keys[l]),
            bound(from_segment || tail_.values.empty() ? none : tail_.values[l]), whole(*gather),
            whole(fault)},
-          push, {std::min(r.count, device_->limits().max_groups), u32(options_.shape.n_kv_heads)});
+          push, {std::min(r.count, device_->limits().max_groups), u32(shape().n_kv_heads)});
     }
   }
   return gather;
@@ -281,19 +239,20 @@ VulkanKvStore::Memory VulkanKvStore::enqueue_gather(VulkanStream& stream, const 
 
 void VulkanKvStore::commit(Stream& s, const Plan& plan) {
   constexpr const char* kOp = "KV store: commit";
-  check_commit(plan, plan_, layer_tokens_);
+  books_.check_commit(plan);
   // Tile tables hold positions as 32-bit integers (kv/store_view.hpp).
   if (plan.n_tokens() > std::numeric_limits<std::int32_t>::max()) {
     throw Error(std::string(kOp) + ": the plan's " + std::to_string(plan.n_tokens()) +
                 " tokens are more than the Vulkan store's tile tables hold (2^31 - 1)");
   }
   VulkanStream& stream = vulkan_stream(kOp, s, *device_);
-  const GatherTable table = make_gather_table(plan, plan_, options_.layout.group_size);
+  const GatherTable table =
+      make_gather_table(plan, books_.plan(), books_.options().layout.group_size);
   TileLists tiles = tile_lists(table);
   // Everything is made before anything changes, so an error leaves the store as it was.
   Segments segments = allocate_segments(kOp, tiles);
   const std::int64_t rows_left = n_tokens() - table.n_committed;
-  Tail tail = allocate_tail(kOp, tail_capacity(table.n_committed, rows_left));
+  Tail tail = allocate_tail(kOp, books_.tail_capacity(table.n_committed, rows_left));
   VulkanBuffer fault(device_, 2 * kCommitFaultRecordWords * sizeof(std::uint32_t));
 
   for (Precision p : kAllPrecisions) {
@@ -306,19 +265,16 @@ void VulkanKvStore::commit(Stream& s, const Plan& plan) {
   }
   stream.zero(whole(fault));
   const Memory gather = enqueue_gather(stream, table, segments, fault);
-  copy_tail(stream, tail_, tail, table.n_committed - n_committed_, rows_left);
+  copy_tail(stream, tail_, tail, table.n_committed - books_.n_committed(), rows_left);
   std::array<std::uint32_t, 2 * kCommitFaultRecordWords> found{};
   stream.download(words_of(fault), std::as_writable_bytes(std::span(found)));
   // After this nothing on the stream reads the old segments and tail, so they may go.
   stream.synchronize();
   throw_commit_fault(found);
 
-  tiles_ = std::move(tiles);
   segments_ = std::move(segments);
   tail_ = std::move(tail);
-  n_committed_ = table.n_committed;
-  plan_ = plan;
-  ++version_;
+  books_.committed(plan, table.n_committed, std::move(tiles));
 }
 
 void VulkanKvStore::throw_commit_fault(std::span<const std::uint32_t> fault) const {
@@ -326,38 +282,18 @@ void VulkanKvStore::throw_commit_fault(std::span<const std::uint32_t> fault) con
   if (!non_finite && fault[kCommitFaultRecordWords] == 0) return;
   const std::span<const std::uint32_t> site =
       fault.subspan(non_finite ? 0 : kCommitFaultRecordWords, kCommitFaultRecordWords);
-  const auto kv_heads = std::uint32_t(options_.shape.n_kv_heads);
-  throw Error(
-      std::string("KV store: commit: ") + (site[3] == 0 ? "a key" : "a value") +
-      (non_finite ? "" : ", or its quantization group,") + " of layer " +
-      std::to_string(site[1] / kv_heads) + ", KV head " + std::to_string(site[1] % kv_heads) +
-      " at position " + std::to_string(site[2]) + ", channel " + std::to_string(site[4]) +
-      (non_finite ? " is not finite" : " is beyond the FP16 range") + "; nothing was committed");
-}
-
-TileBytes VulkanKvStore::tile_bytes() const {
-  TileBytes bytes{};
-  for (Precision p : kAllPrecisions) bytes[index_of(p)] = formats_[index_of(p)].bytes();
-  return bytes;
-}
-
-std::size_t VulkanKvStore::bytes() const {
-  return stored_bytes(tiles_, tile_bytes(), options_.shape, layer_tokens_, n_committed_);
-}
-
-std::vector<SegmentInfo> VulkanKvStore::segments() const {
-  return segment_infos(tiles_, tile_bytes(), options_.shape, n_tokens() - n_committed_);
+  books_.throw_commit_fault(non_finite, site[1], site[2], int(site[3]), site[4]);
 }
 
 StoreView VulkanKvStore::view() const {
   StoreView v;
-  const auto n_layers = std::size_t(options_.shape.n_layers);
+  const auto n_layers = std::size_t(shape().n_layers);
   for (Precision p : kAllPrecisions) {
     const std::size_t i = index_of(p);
     SegmentView& segment = v.segments[i];
-    segment.format = formats_[i];
-    segment.n_tiles = int(tiles_[i].size());
-    segment.tile_bytes = std::uint32_t(formats_[i].bytes());
+    segment.format = books_.format(p);
+    segment.n_tiles = int(books_.tiles()[i].size());
+    segment.tile_bytes = std::uint32_t(segment.format.bytes());
     const Memory none;
     for (std::size_t l = 0; l < n_layers; ++l) {
       segment.layers.push_back(bound(segment.n_tiles > 0 ? segments_.layers[i][l] : none));
@@ -368,22 +304,22 @@ StoreView VulkanKvStore::view() const {
     const Memory none;
     v.tail.keys.push_back(bound(tail_.keys.empty() ? none : tail_.keys[l]));
     v.tail.values.push_back(bound(tail_.values.empty() ? none : tail_.values[l]));
-    v.tail.rows.push_back(layer_tokens_[l] - n_committed_);
+    v.tail.rows.push_back(layer_tokens(int(l)) - books_.n_committed());
   }
   v.tail.capacity = tail_.capacity;
-  v.n_layers = options_.shape.n_layers;
-  v.n_kv_heads = options_.shape.n_kv_heads;
-  v.head_dim = options_.shape.head_dim;
-  v.n_committed = n_committed_;
+  v.n_layers = shape().n_layers;
+  v.n_kv_heads = shape().n_kv_heads;
+  v.head_dim = shape().head_dim;
+  v.n_committed = books_.n_committed();
   return v;
 }
 
 std::vector<float> VulkanKvStore::decode_tiles(VulkanStream& stream, Precision p, int layer,
                                                int kv_head, int part) const {
   const std::size_t i = index_of(p);
-  const gpu::TileFormat& f = formats_[i];
+  const gpu::TileFormat& f = books_.format(p);
   const gpu::BlockFormat& block = part == 0 ? f.keys : f.values;
-  const auto n_tiles = std::int64_t(tiles_[i].size());
+  const auto n_tiles = std::int64_t(books_.tiles()[i].size());
   const auto tile_floats = std::int64_t(block.tokens) * block.head_dim;
   // Decoded in runs of as many tiles as one binding of floats holds.
   const std::int64_t per_run = std::max<std::int64_t>(
@@ -409,16 +345,16 @@ std::vector<float> VulkanKvStore::decode_tiles(VulkanStream& stream, Precision p
 }
 
 KvHeadSnapshot VulkanKvStore::snapshot(int layer, int kv_head) const {
-  check_kv_head(options_.shape, layer, kv_head);
+  check_kv_head(shape(), layer, kv_head);
   VulkanStream& stream = own_stream();
-  const auto d = std::size_t(options_.shape.head_dim);
+  const auto d = std::size_t(shape().head_dim);
   KvHeadSnapshot snap;
-  snap.positions = storage_positions(tiles_, n_committed_, layer_tokens(layer));
+  snap.positions = books_.positions(layer);
   snap.keys.reserve(snap.positions.size() * d);
   snap.values.reserve(snap.positions.size() * d);
-  const auto tile_floats = std::size_t(options_.layout.group_size) * d;
+  const auto tile_floats = std::size_t(books_.options().layout.group_size) * d;
   for (Precision p : kAllPrecisions) {
-    const std::vector<TileInfo>& segment = tiles_[index_of(p)];
+    const std::vector<TileInfo>& segment = books_.tiles()[index_of(p)];
     if (segment.empty()) continue;
     const std::vector<float> keys = decode_tiles(stream, p, layer, kv_head, 0);
     const std::vector<float> values = decode_tiles(stream, p, layer, kv_head, 1);
@@ -429,7 +365,7 @@ KvHeadSnapshot VulkanKvStore::snapshot(int layer, int kv_head) const {
       snap.values.insert(snap.values.end(), values.begin() + first, values.begin() + end);
     }
   }
-  const std::int64_t rows = layer_tokens(layer) - n_committed_;
+  const std::int64_t rows = layer_tokens(layer) - books_.n_committed();
   if (rows > 0) {
     const auto l = std::size_t(layer);
     const std::size_t at = std::size_t(kv_head) * std::size_t(tail_.capacity) * d * kHalf;
@@ -449,13 +385,9 @@ KvHeadSnapshot VulkanKvStore::snapshot(int layer, int kv_head) const {
 
 std::shared_ptr<KvStore> VulkanKvStore::clone(const KvQuantLayout& layout) const {
   constexpr const char* kOp = "KV store: clone";
-  if (n_committed_ > 0 && !(layout == options_.layout)) {
-    throw Error("KV store: a copy of a committed store must keep its quantization layout");
-  }
-  KvStoreOptions options = options_;
-  options.layout = layout;
-  auto copy = std::make_shared<VulkanKvStore>(device_, options);
-  copy->segments_ = allocate_segments(kOp, tiles_);
+  gpu::KvBookkeeping books = books_.copy_with(layout);
+  auto copy = std::make_shared<VulkanKvStore>(device_, books.options());
+  copy->segments_ = allocate_segments(kOp, books_.tiles());
   copy->tail_ = allocate_tail(kOp, tail_.capacity);
   VulkanStream& stream = own_stream();
   auto copy_all = [&stream](const std::vector<Memory>& from, const std::vector<Memory>& to) {
@@ -473,11 +405,7 @@ std::shared_ptr<KvStore> VulkanKvStore::clone(const KvQuantLayout& layout) const
   copy_all(tail_.keys, copy->tail_.keys);
   copy_all(tail_.values, copy->tail_.values);
   stream.synchronize();
-  copy->tiles_ = tiles_;
-  copy->layer_tokens_ = layer_tokens_;
-  copy->n_committed_ = n_committed_;
-  copy->version_ = version_;
-  copy->plan_ = plan_;
+  copy->books_ = std::move(books);
   return copy;
 }
 

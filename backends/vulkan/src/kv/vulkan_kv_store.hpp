@@ -8,6 +8,7 @@
 
 #include "cocktail/kv_store.hpp"
 #include "cocktail/stored_tiles.hpp"
+#include "gpu_common/kv_bookkeeping.hpp"
 #include "kv/store_view.hpp"
 #include "memory/vulkan_buffer.hpp"
 #include "memory/vulkan_stream.hpp"
@@ -32,14 +33,14 @@ class VulkanKvStore final : public KvStore {
   VulkanKvStore(const VulkanKvStore&) = delete;
   VulkanKvStore& operator=(const VulkanKvStore&) = delete;
 
-  const KvStoreOptions& options() const override { return options_; }
+  const KvStoreOptions& options() const override { return books_.options(); }
   void append(Stream& stream, int layer, const Tensor& k, const Tensor& v) override;
   void commit(Stream& stream, const Plan& plan) override;
-  std::int64_t n_tokens() const override;
-  std::int64_t n_committed() const override;
-  const Plan& plan() const override;
-  std::size_t bytes() const override;
-  std::vector<SegmentInfo> segments() const override;
+  std::int64_t n_tokens() const override { return books_.n_tokens(); }
+  std::int64_t n_committed() const override { return books_.n_committed(); }
+  const Plan& plan() const override { return books_.plan(); }
+  std::size_t bytes() const override { return books_.bytes(); }
+  std::vector<SegmentInfo> segments() const override { return books_.segments(); }
   KvHeadSnapshot snapshot(int layer, int kv_head) const override;
   std::shared_ptr<KvStore> clone(const KvQuantLayout& layout) const override;
 
@@ -47,10 +48,10 @@ class VulkanKvStore final : public KvStore {
   // What the attention kernels read. Valid until the next append or commit.
   StoreView view() const;
   // Tokens of `layer` (all in the tail past n_committed()); an Error for a layer not stored.
-  std::int64_t layer_tokens(int layer) const;
+  std::int64_t layer_tokens(int layer) const { return books_.layer_tokens(layer); }
   // Changes at every commit and every append to layer 0: a decode plan made at another
   // version no longer fits the store.
-  std::uint64_t version() const;
+  std::uint64_t version() const { return books_.version(); }
 
  private:
   using Memory = std::unique_ptr<VulkanBuffer>;
@@ -68,7 +69,7 @@ class VulkanKvStore final : public KvStore {
     std::int64_t capacity = 0;
   };
 
-  TileBytes tile_bytes() const;
+  const KvShape& shape() const { return books_.options().shape; }
   // Memory for the segments `tiles` describe, their tables not yet written. An Error naming
   // `op` when a layer's tiles of one precision exceed one storage binding.
   Segments allocate_segments(const char* op, const TileLists& tiles) const;
@@ -77,9 +78,6 @@ class VulkanKvStore final : public KvStore {
   // into rows [0, rows) of `to`.
   void copy_tail(VulkanStream& stream, const Tail& from, const Tail& to, std::int64_t first_row,
                  std::int64_t rows) const;
-  // The tail room for the rest of the sequence once `committed` tokens are in segments.
-  std::int64_t tail_capacity(std::int64_t committed, std::int64_t rows) const;
-  std::int64_t most_layer_tokens() const;
   // The range of `memory`, or the placeholder where there is none.
   BufferRange bound(const Memory& memory) const;
   // Enqueues the commit's gather-and-quantize kernels, by `table`, into `to`; returns the
@@ -94,15 +92,9 @@ class VulkanKvStore final : public KvStore {
   VulkanStream& own_stream() const;
 
   std::shared_ptr<const Device> device_;
-  KvStoreOptions options_;
-  std::array<gpu::TileFormat, kAllPrecisions.size()> formats_{};
-  TileLists tiles_;
+  gpu::KvBookkeeping books_;
   Segments segments_;
   Tail tail_;
-  std::vector<std::int64_t> layer_tokens_;
-  std::int64_t n_committed_ = 0;
-  std::uint64_t version_ = 0;
-  Plan plan_;
   // Bound where a kernel's operand has no memory (a precision without tiles, no tail yet).
   Memory placeholder_;
   mutable std::unique_ptr<VulkanStream> own_stream_;

@@ -26,16 +26,7 @@ BufferRange tensor_bytes(const char* op, const char* operand, const Tensor& t,
                                      : "in the memory of another Vulkan device") +
                 "; the Vulkan backend on " + device.name() + " reads only its own buffers");
   }
-  if (t.rows < 0 || t.cols < 0 || t.offset > buffer->size() ||
-      t.bytes() > buffer->size() - t.offset) {
-    throw Error(std::string(op) + ": " + operand + " (" + describe(t) + " at byte " +
-                std::to_string(t.offset) + ") runs past the end of its " +
-                std::to_string(buffer->size()) + "-byte buffer");
-  }
-  if (t.offset % element_bytes(t.type) != 0) {
-    throw Error(std::string(op) + ": " + operand + " (" + describe(t) + ") starts at byte " +
-                std::to_string(t.offset) + ", not a whole element");
-  }
+  expect_inside_buffer(op, operand, t, buffer->size());
   const Allocation& memory = buffer->allocation();
   return {memory.buffer, memory.offset + t.offset, t.bytes()};
 }

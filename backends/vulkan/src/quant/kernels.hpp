@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "cuda/src/kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 #include "runtime/pipeline.hpp"
 #include "shaders.hpp"
 

@@ -6,27 +6,16 @@
 #include <utility>
 
 #include "cocktail/error.hpp"
+#include "cocktail/quantizer_checks.hpp"
 #include "compute/kernels.hpp"
+#include "gpu_common/quantizer_format.hpp"
 #include "quant/kernels.hpp"
 
 namespace cocktail::vulkan {
 
 namespace {
 
-std::string describe(const QuantSpec& spec) {
-  return std::string(to_string(spec.precision)) + ", per-" + std::string(to_string(spec.axis)) +
-         " groups of " + std::to_string(spec.group_size);
-}
-
-// "VulkanQuantizer::pack (int4, per-token groups of 32): ", the start of each message.
-std::string where(const char* call, const QuantSpec& spec) {
-  return std::string("VulkanQuantizer::") + call + " (" + describe(spec) + "): ";
-}
-
-// "a 48x96 block"
-std::string block_text(int tokens, int channels) {
-  return "a " + std::to_string(tokens) + "x" + std::to_string(channels) + " block";
-}
+constexpr const char* kName = "VulkanQuantizer";
 
 BufferRange whole(const VulkanBuffer& memory) {
   return {memory.allocation().buffer, memory.allocation().offset, memory.size()};
@@ -53,46 +42,26 @@ VulkanQuantizer::VulkanQuantizer(std::shared_ptr<const Device> device, const Qua
   }
 }
 
-gpu::BlockFormat VulkanQuantizer::format(const BlockShape& shape, const char* call) const {
-  if (shape.tokens < 0 || shape.channels < 0) {
-    throw Error(where(call, spec_) + block_text(shape.tokens, shape.channels) +
-                " has a negative size");
-  }
-  // A row of planar units is whole units, or whole units and one half unit of INT2.
-  if (gpu::precision_bits(spec_.precision) < 8 && shape.channels % 32 != 0) {
-    throw Error(where(call, spec_) + block_text(shape.tokens, shape.channels) +
-                " cannot be packed: " + std::string(to_string(spec_.precision)) +
-                " codes need a multiple of 32 channels");
-  }
-  return {spec_.precision, spec_.axis, shape.tokens, shape.channels, spec_.group_size};
-}
-
 std::size_t VulkanQuantizer::packed_bytes(const BlockShape& shape) const {
-  return format(shape, "packed_bytes").bytes();
+  return gpu::quantizer_format(kName, "packed_bytes", spec_, shape).bytes();
 }
 
-void VulkanQuantizer::check_spans(std::size_t n_values, std::size_t n_bytes,
-                                  const gpu::BlockFormat& f, const char* call) const {
-  const std::size_t need = std::size_t(f.tokens) * std::size_t(f.head_dim);
-  if (n_values != need) {
-    throw Error(where(call, spec_) + std::to_string(n_values) + " values for " +
-                block_text(f.tokens, f.head_dim) + ", need " + std::to_string(need));
-  }
-  if (n_bytes < f.bytes()) {
-    throw Error(where(call, spec_) + std::to_string(n_bytes) + " bytes for " +
-                block_text(f.tokens, f.head_dim) + ", need " + std::to_string(f.bytes()));
-  }
-  if (need * sizeof(float) > device_->limits().max_storage_range) {
-    throw Error(where(call, spec_) + block_text(f.tokens, f.head_dim) + " of floats is more than " +
-                "one storage binding of " + device_->name() + " covers (maxStorageBufferRange, " +
+gpu::BlockFormat VulkanQuantizer::checked_format(const BlockShape& shape, std::size_t n_values,
+                                                 std::size_t n_bytes, const char* call) const {
+  const gpu::BlockFormat f = gpu::quantizer_format(kName, call, spec_, shape);
+  check_quantizer_spans(kName, call, spec_, shape, n_values, n_bytes, f.bytes());
+  if (n_values * sizeof(float) > device_->limits().max_storage_range) {
+    throw Error(quantizer_call(kName, call, spec_) + describe_block(f.tokens, f.head_dim) +
+                " of floats is more than " + "one storage binding of " + device_->name() +
+                " covers (maxStorageBufferRange, " +
                 std::to_string(device_->limits().max_storage_range) + " bytes)");
   }
+  return f;
 }
 
 void VulkanQuantizer::pack(std::span<const float> values, const BlockShape& shape,
                            std::span<std::byte> packed) const {
-  const gpu::BlockFormat f = format(shape, "pack");
-  check_spans(values.size(), packed.size(), f, "pack");
+  const gpu::BlockFormat f = checked_format(shape, values.size(), packed.size(), "pack");
   if (values.empty()) return;
   const std::scoped_lock lock(mutex_);
   VulkanBuffer input(device_, values.size_bytes());
@@ -116,13 +85,13 @@ void VulkanQuantizer::check_fault(std::span<const std::uint32_t> fault,
   const auto channels = std::uint32_t(f.head_dim);
   auto at = [&](std::uint32_t site) {
     return " at token " + std::to_string(site / channels) + ", channel " +
-           std::to_string(site % channels) + " of " + block_text(f.tokens, f.head_dim);
+           std::to_string(site % channels) + " of " + describe_block(f.tokens, f.head_dim);
   };
   if (fault[0] != kNoFault) {
-    throw Error(where("pack", spec_) + "non-finite value" + at(fault[0]));
+    throw Error(quantizer_call(kName, "pack", spec_) + "non-finite value" + at(fault[0]));
   }
   if (fault[1] != kNoFault) {
-    throw Error(where("pack", spec_) +
+    throw Error(quantizer_call(kName, "pack", spec_) +
                 (f.precision == Precision::fp16 ? "the value" : "a value in the group starting") +
                 at(fault[1]) + " is beyond the FP16 range");
   }
@@ -130,8 +99,7 @@ void VulkanQuantizer::check_fault(std::span<const std::uint32_t> fault,
 
 void VulkanQuantizer::unpack(std::span<const std::byte> packed, const BlockShape& shape,
                              std::span<float> values) const {
-  const gpu::BlockFormat f = format(shape, "unpack");
-  check_spans(values.size(), packed.size(), f, "unpack");
+  const gpu::BlockFormat f = checked_format(shape, values.size(), packed.size(), "unpack");
   if (values.empty()) return;
   const std::scoped_lock lock(mutex_);
   VulkanBuffer input(device_, f.bytes());

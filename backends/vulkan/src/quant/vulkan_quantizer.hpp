@@ -6,14 +6,14 @@
 #include <span>
 
 #include "cocktail/quantizer.hpp"
-#include "cuda/src/kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 #include "memory/vulkan_stream.hpp"
 #include "runtime/device.hpp"
 
 namespace cocktail::vulkan {
 
 // Packs and unpacks one block on a Vulkan device, in the GPU tile format's block
-// (kv/tile_format.hpp: token-major codes, planar units, FP16 constants), with the kernels'
+// (gpu_common/tile_format.hpp: token-major codes, planar units, FP16 constants), with the kernels'
 // quantization code that commits run (shaders/quantize_block.glsl). The block is always stored
 // token-major: CodeOrder names how a CPU block lays out its codes, and this format has one
 // order. Each call runs on a stream of its own and waits for it.
@@ -32,13 +32,10 @@ class VulkanQuantizer final : public Quantizer {
               std::span<float> values) const override;
 
  private:
-  // The block format of `shape`; an Error naming `call` for a negative size, or a bit-packed
-  // precision whose rows are not whole units (channels not a multiple of 32).
-  gpu::BlockFormat format(const BlockShape& shape, const char* call) const;
-  // An Error naming `call` unless there are the block's values and at least its packed bytes,
-  // and the values fit one storage binding.
-  void check_spans(std::size_t n_values, std::size_t n_bytes, const gpu::BlockFormat& f,
-                   const char* call) const;
+  // The block format of `shape` (gpu::quantizer_format). An Error naming `call` unless there are
+  // the block's n_values and at least its packed bytes, and the values fit one storage binding.
+  gpu::BlockFormat checked_format(const BlockShape& shape, std::size_t n_values,
+                                  std::size_t n_bytes, const char* call) const;
   void check_fault(std::span<const std::uint32_t> fault, const gpu::BlockFormat& f) const;
 
   std::shared_ptr<const Device> device_;

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <span>
 
-#include "kv/tile_format.hpp"
+#include "gpu_common/tile_format.hpp"
 
 namespace cocktail::gpu {
 

@@ -2,7 +2,8 @@
 
 // The GPU's packed block, and the store's tile made of two of them: the one definition the
 // commit kernels and the quantizer write and the attention kernels read, usable on host and
-// device. kv/tile_codes.cuh reads single codes and constants of it.
+// device, by the CUDA/HIP and the Vulkan backends. backends/cuda/src/kv/tile_codes.cuh reads
+// single codes and constants of it.
 //
 // A block is `tokens` tokens × head_dim channels of one precision:
 //
@@ -39,12 +40,7 @@
 
 #include "cocktail/precision.hpp"
 #include "cocktail/quant_spec.hpp"
-
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define COCKTAIL_HOST_DEVICE __host__ __device__
-#else
-#define COCKTAIL_HOST_DEVICE
-#endif
+#include "gpu_common/host_device.hpp"
 
 namespace cocktail::gpu {
 
