@@ -34,4 +34,16 @@ void check_attention_mass(const char* op, std::int64_t n_committed, std::int64_t
   }
 }
 
+void check_decode_plan_fits(const char* op, bool same_store, bool store_changed,
+                            std::int64_t planned_tokens, int layer, std::int64_t held) {
+  if (same_store && !store_changed && held == planned_tokens) return;
+  throw Error(std::string(op) + ": the decode plan was made for " + std::to_string(planned_tokens) +
+              " tokens of " + (same_store ? "this store" : "another store") + "; layer " +
+              std::to_string(layer) + " now holds " + std::to_string(held) +
+              (same_store && store_changed
+                   ? " and the store has changed since (an append or a commit)"
+                   : "") +
+              ": plan the step again");
+}
+
 }  // namespace cocktail

@@ -23,4 +23,10 @@ void check_prefill_tokens(const char* op, int layer, std::int64_t n_new, std::in
 void check_attention_mass(const char* op, std::int64_t n_committed, std::int64_t n_query,
                           std::int64_t layer_tokens);
 
+// A decode plan is made for one store as it is: used on another store, on that store once it
+// has changed (`store_changed`: an append or a commit since), or when `layer` holds `held`
+// tokens where the plan counted `planned_tokens`, it no longer fits.
+void check_decode_plan_fits(const char* op, bool same_store, bool store_changed,
+                            std::int64_t planned_tokens, int layer, std::int64_t held);
+
 }  // namespace cocktail

@@ -143,13 +143,8 @@ CpuDecodePlan::CpuDecodePlan(const CpuKvStore& store, int query_heads, int n_thr
 
 void CpuDecodePlan::check_fits(const CpuKvStore& store, int layer) const {
   store.check_layer(layer);
-  if (&store != store_ || store.commits() != commits_ ||
-      store.layer_tokens(layer) != layer_tokens_) {
-    throw Error("attention: the decode plan was made for " + std::to_string(layer_tokens_) +
-                " tokens of " + (&store == store_ ? "this store" : "another store") + "; layer " +
-                std::to_string(layer) + " now holds " + std::to_string(store.layer_tokens(layer)) +
-                (store.commits() != commits_ ? " after a commit" : "") + ": plan the step again");
-  }
+  check_decode_plan_fits("attention", &store == store_, store.commits() != commits_, layer_tokens_,
+                         layer, store.layer_tokens(layer));
 }
 
 void CpuAttention::decode(CpuDecodePlan& plan, const CpuKvStore& store, int layer,

@@ -116,15 +116,8 @@ class VulkanDecodePlan final : public DecodePlan {
                                           sizeof(float)) {}
 
   void check_fits(const VulkanKvStore& store, int layer) const {
-    const std::int64_t held = store.layer_tokens(layer);
-    if (&store == store_ && store.version() == version_ && held == layer_tokens_) return;
-    throw Error("decode: the decode plan was made for " + std::to_string(layer_tokens_) +
-                " tokens of " + (&store == store_ ? "this store" : "another store") + "; layer " +
-                std::to_string(layer) + " now holds " + std::to_string(held) +
-                (&store == store_ && store.version() != version_
-                     ? " and the store has changed since (an append or a commit)"
-                     : "") +
-                ": plan the step again");
+    check_decode_plan_fits("decode", &store == store_, store.version() != version_, layer_tokens_,
+                           layer, store.layer_tokens(layer));
   }
 
   int n_q_heads() const { return n_q_heads_; }
