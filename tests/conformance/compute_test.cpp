@@ -22,73 +22,19 @@
 #include "reference.hpp"
 #include "support/layer_norm_reference.hpp"
 #include "support/random_kv.hpp"
+#include "support/random_weights.hpp"
 #include "support/rope_reference.hpp"
 
 namespace cocktail::conformance {
 namespace {
 
-using Bytes = std::vector<std::byte>;
-
-constexpr TensorType kAllTypes[] = {TensorType::f32,  TensorType::f16,  TensorType::bf16,
-                                    TensorType::q8_0, TensorType::q4_0, TensorType::q4_1,
-                                    TensorType::q4_k, TensorType::q6_k};
-
-void put_half(Bytes& b, std::size_t at, double x) {
-  const auto bits = std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
-  std::memcpy(b.data() + at, &bits, 2);
-}
+using testing::Bytes;
+using testing::put_half;
+using testing::random_weights;
 
 // Row length: whole blocks, more than one (k-quants have 256 elements a block).
 std::int64_t cols_for(TensorType t) {
   return info(t).block_elements == 256 ? 512 : 96;
-}
-
-// A random rows x cols matrix as a GGUF file stores it: floats in (-1, 1), or random code bytes
-// whose FP16 scale fields are then set to small values (and the Q4_1 offset to about -8 steps,
-// so weights take both signs).
-Bytes random_weights(TensorType type, std::int64_t rows, std::int64_t cols, std::mt19937& rng) {
-  Bytes b(row_bytes(type, cols) * std::size_t(rows));
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::uniform_real_distribution<double> scale(0.002, 0.03);
-  if (type == TensorType::f32 || type == TensorType::f16 || type == TensorType::bf16) {
-    for (std::size_t i = 0; i < std::size_t(rows * cols); ++i) {
-      const auto v = float(value(rng));
-      if (type == TensorType::f32) {
-        std::memcpy(b.data() + 4 * i, &v, 4);
-      } else if (type == TensorType::f16) {
-        put_half(b, 2 * i, v);
-      } else {
-        const auto bits = std::uint16_t(std::bit_cast<std::uint32_t>(v) >> 16);
-        std::memcpy(b.data() + 2 * i, &bits, 2);
-      }
-    }
-    return b;
-  }
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (std::byte& x : b) x = std::byte(byte(rng));
-  const auto block = std::size_t(info(type).block_bytes);
-  for (std::size_t at = 0; at < b.size(); at += block) {
-    switch (type) {
-      case TensorType::q8_0:
-      case TensorType::q4_0:
-        put_half(b, at, scale(rng));
-        break;
-      case TensorType::q4_1:
-        put_half(b, at, scale(rng));
-        put_half(b, at + 2, -8 * scale(rng));
-        break;
-      case TensorType::q4_k:  // d, dmin
-        put_half(b, at, scale(rng) / 32);
-        put_half(b, at + 2, scale(rng) / 4);
-        break;
-      case TensorType::q6_k:  // d, after the codes and the 16 scales
-        put_half(b, at + 208, scale(rng) / 64);
-        break;
-      default:
-        break;
-    }
-  }
-  return b;
 }
 
 // Normal activations with an outlier now and then, as real ones have.
@@ -160,7 +106,7 @@ class ComputeConformance : public BackendTest {
   std::vector<TensorType> accepted_types(Compute& compute) const {
     std::vector<TensorType> accepted;
     std::mt19937 rng(1);
-    for (const TensorType t : kAllTypes) {
+    for (const TensorType t : testing::kAllWeightTypes) {
       const Matrix m(t, 2, cols_for(t), rng);
       try {
         compute.upload(m.view());

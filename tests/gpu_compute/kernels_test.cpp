@@ -24,74 +24,17 @@
 #include "compute/matmul_kernels.cuh"
 #include "compute/norm_kernels.cuh"
 #include "gpu_common/weight_layout.hpp"
+#include "support/random_kv.hpp"
+#include "support/random_weights.hpp"
 #include "support/rope_reference.hpp"
 
 namespace cocktail::gpu {
 namespace {
 
-using Bytes = std::vector<std::byte>;
-
-constexpr TensorType kAllTypes[] = {TensorType::f32,  TensorType::f16,  TensorType::bf16,
-                                    TensorType::q8_0, TensorType::q4_0, TensorType::q4_1,
-                                    TensorType::q4_k, TensorType::q6_k};
-
-void put_half(Bytes& b, std::size_t at, float x) {
-  const auto bits = std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
-  std::memcpy(b.data() + at, &bits, 2);
-}
-
-// Values in (-1, 1) for the float types; random codes with small positive FP16 scales (and
-// offsets that give weights both signs) for the quantized ones.
-Bytes random_weights(TensorType type, std::int64_t rows, std::int64_t cols, std::mt19937& rng) {
-  Bytes b(row_bytes(type, cols) * std::size_t(rows));
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  if (info(type).block_elements == 1) {
-    for (std::size_t i = 0; i < std::size_t(rows * cols); ++i) {
-      const float v = value(rng);
-      if (type == TensorType::f32) {
-        std::memcpy(b.data() + 4 * i, &v, 4);
-      } else if (type == TensorType::f16) {
-        put_half(b, 2 * i, v);
-      } else {
-        const auto bits = std::uint16_t(std::bit_cast<std::uint32_t>(v) >> 16);
-        std::memcpy(b.data() + 2 * i, &bits, 2);
-      }
-    }
-    return b;
-  }
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (std::byte& x : b) x = std::byte(byte(rng));
-  std::uniform_real_distribution<float> scale(0.002f, 0.03f);
-  for (std::size_t at = 0; at < b.size(); at += std::size_t(info(type).block_bytes)) {
-    switch (type) {
-      case TensorType::q8_0:
-      case TensorType::q4_0:
-        put_half(b, at, scale(rng));
-        break;
-      case TensorType::q4_1:
-        put_half(b, at, scale(rng));
-        put_half(b, at + 2, -8 * scale(rng));
-        break;
-      case TensorType::q4_k:
-        put_half(b, at, scale(rng) / 32);
-        put_half(b, at + 2, scale(rng) / 4);
-        break;
-      case TensorType::q6_k:
-        put_half(b, at + 208, scale(rng) / 64);
-        break;
-      default:
-        break;
-    }
-  }
-  return b;
-}
-
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float spread = 1.0f) {
-  std::normal_distribution<float> normal(0.0f, spread);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
+using testing::Bytes;
+using testing::put_half;
+using testing::random_floats;
+using testing::random_weights;
 
 // A matrix converted as upload converts it, in host memory the emulated kernels read.
 struct HostWeights {
@@ -147,7 +90,7 @@ void expect_products(const HostWeights& w, const std::vector<float>& x, std::int
 
 TEST(EmulatedKernels, MatmulOfEveryWeightTypeByGemvAndGemm) {
   std::mt19937 rng(1);
-  for (const TensorType t : kAllTypes) {
+  for (const TensorType t : testing::kAllWeightTypes) {
     for (const std::int64_t cols : columns_for(t)) {
       // The GEMV (up to 8 tokens) and the GEMM (two tiles of tokens), each with a partial last
       // block of rows.
@@ -196,7 +139,7 @@ TEST(EmulatedKernels, MatmulOfSeveralTargetsOfMixedFormats) {
 TEST(EmulatedKernels, EmbeddingCopiesRowsAndGivesNaNForIdsOutsideTheTable) {
   std::mt19937 rng(2);
   const std::vector<int> ids = {3, 0, 49, -1, 17, 50, 3};
-  for (const TensorType t : kAllTypes) {
+  for (const TensorType t : testing::kAllWeightTypes) {
     SCOPED_TRACE(std::string(to_string(t)));
     const std::int64_t cols = columns_for(t)[0];
     const HostWeights table(t, 50, cols, rng);

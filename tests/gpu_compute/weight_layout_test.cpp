@@ -16,20 +16,13 @@
 #include "cocktail/dequantize.hpp"
 #include "cocktail/error.hpp"
 #include "gpu_common/weight_decode.hpp"
+#include "support/random_weights.hpp"
 
 namespace cocktail::gpu {
 namespace {
 
-using Bytes = std::vector<std::byte>;
-
-constexpr TensorType kAllTypes[] = {TensorType::f32,  TensorType::f16,  TensorType::bf16,
-                                    TensorType::q8_0, TensorType::q4_0, TensorType::q4_1,
-                                    TensorType::q4_k, TensorType::q6_k};
-
-void put_half(Bytes& b, std::size_t at, float x) {
-  const auto bits = std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
-  std::memcpy(b.data() + at, &bits, 2);
-}
+using testing::Bytes;
+using testing::put_half;
 
 // Random rows as a file stores them: any finite float bit pattern (subnormals too) for the
 // float types; random codes with small FP16 scales of either sign for the quantized ones.
@@ -125,7 +118,7 @@ Converted convert(const WeightView& w, std::int64_t first, std::int64_t count) {
 
 TEST(WeightLayout, EveryTypeDecodesToTheFilesValuesWithZeroPadding) {
   std::mt19937 rng(1);
-  for (const TensorType t : kAllTypes) {
+  for (const TensorType t : testing::kAllWeightTypes) {
     for (const std::int64_t cols : columns_for(t)) {
       SCOPED_TRACE(std::string(to_string(t)) + " x " + std::to_string(cols));
       const std::int64_t rows = 5;
