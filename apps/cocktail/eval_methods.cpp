@@ -21,12 +21,20 @@ std::vector<std::string> uniform(const std::string& precision, const std::string
 // Appended to any method: its INT4/INT2 groups fit scale and zero by least squares.
 constexpr std::string_view kLeastSquaresSuffix = "+ls";
 
+// KIVI's own setting: its newest 128 tokens stay FP16 (the residual), counted in the plan.
+std::vector<std::string> kivi_with_window(const std::string& precision) {
+  std::vector<std::string> overrides = uniform(precision, "channel");
+  overrides.push_back("planner.uniform.recent_tokens=128");
+  return overrides;
+}
+
 const std::map<std::string, std::vector<std::string>>& fixed_methods() {
   static const std::map<std::string, std::vector<std::string>> methods = {
       {"fp16", uniform("fp16", "token")},        {"int8", uniform("int8", "token")},
       {"int4", uniform("int4", "token")},        {"int2", uniform("int2", "token")},
       {"nf4", uniform("nf4", "token")},          {"kivi-int4", uniform("int4", "channel")},
-      {"kivi-int2", uniform("int2", "channel")}, {"recency", {"engine.planner=recency"}},
+      {"kivi-int2", uniform("int2", "channel")}, {"kivi-int2-w128", kivi_with_window("int2")},
+      {"recency", {"engine.planner=recency"}},
   };
   return methods;
 }

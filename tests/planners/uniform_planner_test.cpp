@@ -50,6 +50,29 @@ TEST(PlannerUniform, PrecisionAndChunkSizeAreConfigurable) {
   EXPECT_EQ(plan.tokens_at(Precision::nf4), 8);
 }
 
+TEST(PlannerUniform, ChunksHoldingTheNewestTokensStayFp16) {
+  Options o("planner.uniform", {"test.toml", 1});
+  o.set("precision", std::string("int2"), {"test.toml", 2});
+  o.set("chunk_size", std::int64_t{8}, {"test.toml", 3});
+  o.set("recent_tokens", std::int64_t{10}, {"test.toml", 4});
+  UniformPlanner planner(o);
+  const std::vector<std::string> tokens = make_tokens(40);
+  // 40 context tokens and 4 query tokens: the window is tokens 34..43, so the chunk [32, 40)
+  // holds some of it and [24, 32) none.
+  const Plan plan = planner.plan({tokens, 44, "q", nullptr});
+  plan.validate();
+  ASSERT_EQ(plan.chunks.size(), 5u);
+  EXPECT_EQ(plan.tokens_at(Precision::int2), 32);
+  EXPECT_EQ(plan.chunks[3].precision, Precision::int2);
+  EXPECT_EQ(plan.chunks[4].precision, Precision::fp16);
+  // With a query of one token the window is tokens 31..40 and reaches back into [24, 32).
+  EXPECT_EQ(planner.plan({tokens, 41, "q", nullptr}).tokens_at(Precision::fp16), 16);
+  // A window longer than the sequence keeps everything FP16.
+  o.set("recent_tokens", std::int64_t{100}, {"test.toml", 4});
+  UniformPlanner wide(o);
+  EXPECT_EQ(wide.plan({tokens, 44, "q", nullptr}).tokens_at(Precision::fp16), 40);
+}
+
 TEST(PlannerUniform, EmptyContextGivesEmptyPlan) {
   Options o;
   UniformPlanner planner(o);
