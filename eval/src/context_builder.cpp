@@ -82,20 +82,26 @@ std::size_t search_window(std::string_view text, std::int64_t max_tokens,
 
 }  // namespace
 
-std::size_t fit_prefix(std::string_view text, std::int64_t max_tokens, const TokenCounter& count) {
-  if (max_tokens <= 0) return 0;
-  const std::vector<std::size_t> ends = word_ends(text, search_window(text, max_tokens, count));
-  // The number of word ends whose prefix fits; prefixes only grow in tokens as they grow.
-  std::size_t lo = 0, hi = ends.size();
+std::size_t largest_fitting(std::size_t most, const std::function<bool(std::size_t)>& fits) {
+  std::size_t lo = 0, hi = most;
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo + 1) / 2;
-    if (count(text.substr(0, ends[mid - 1])) <= max_tokens) {
+    if (fits(mid)) {
       lo = mid;
     } else {
       hi = mid - 1;
     }
   }
-  return lo == 0 ? 0 : ends[lo - 1];
+  return lo;
+}
+
+std::size_t fit_prefix(std::string_view text, std::int64_t max_tokens, const TokenCounter& count) {
+  if (max_tokens <= 0) return 0;
+  const std::vector<std::size_t> ends = word_ends(text, search_window(text, max_tokens, count));
+  // The number of word ends whose prefix fits.
+  const std::size_t words = largest_fitting(
+      ends.size(), [&](std::size_t n) { return count(text.substr(0, ends[n - 1])) <= max_tokens; });
+  return words == 0 ? 0 : ends[words - 1];
 }
 
 std::size_t sentence_start_near(std::string_view text, std::size_t pos) {

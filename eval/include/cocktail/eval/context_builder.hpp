@@ -25,6 +25,10 @@ struct BuiltContext {
   std::vector<CharRange> needles;  // one per placement, in the order given
 };
 
+// The largest n from 0 to `most` for which `fits(n)` holds, by binary search: `fits` holds for 0
+// and, once it fails, fails for every larger n (as a prefix only grows in tokens).
+std::size_t largest_fitting(std::size_t most, const std::function<bool(std::size_t)>& fits);
+
 // The longest prefix of `text` that ends at the end of a word and has at most `max_tokens`
 // tokens: a binary search over word ends, so the counter runs O(log words) times on prefixes.
 std::size_t fit_prefix(std::string_view text, std::int64_t max_tokens, const TokenCounter& count);
