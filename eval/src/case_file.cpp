@@ -137,7 +137,10 @@ CaseKind kind_of(const json& object, const Line& line) {
   if (it == object.end()) return CaseKind::custom;
   std::optional<CaseKind> kind;
   if (it->is_string()) kind = parse_case_kind(it->get_ref<const std::string&>());
-  if (!kind) line.fail("kind", *it, "is not allowed; allowed: niah, multi-needle, passkey, custom");
+  if (!kind) {
+    line.fail("kind", *it,
+              fmt::format("is not allowed; allowed: {}, custom", generated_kind_names()));
+  }
   return *kind;
 }
 

@@ -3,13 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <random>
 #include <utility>
 
 #include "cocktail/error.hpp"
 #include "cocktail/eval/case_file.hpp"
+#include "cocktail/eval/common_words.hpp"
 #include "cocktail/eval/haystack.hpp"
 #include "cocktail/eval/metrics.hpp"
 #include "cocktail/eval/needles.hpp"
+#include "seeded_random.hpp"
 
 namespace cocktail::eval {
 
@@ -33,7 +37,8 @@ std::string passkey_filler(std::int64_t min_tokens, const TokenCounter& count) {
   return filler;
 }
 
-// Builds one case from its needles: the context of `length` tokens cut from `source`.
+// Builds one case from its needles, placed at `depths` (one per needle): the context of
+// `length` tokens cut from `source`. Only the needles the question asks about are recorded.
 EvalCase needle_case(std::string id, CaseKind kind, std::int64_t length, std::string_view source,
                      NeedleSet set, const std::vector<double>& depths, const TokenCounter& count) {
   std::vector<NeedlePlacement> placements;
@@ -41,20 +46,74 @@ EvalCase needle_case(std::string id, CaseKind kind, std::int64_t length, std::st
     placements.push_back({set.needles[i].sentence, depths[i]});
   }
   BuiltContext built = build_context(source, length, placements, count);
+  const std::size_t asked = set.needles.size() - set.distractors;
   EvalCase c;
   c.id = std::move(id);
   c.kind = kind;
   c.context = std::move(built.text);
   c.question = std::move(set.question);
-  for (const Needle& needle : set.needles) c.expected.push_back(needle.answer);
+  for (std::size_t i = 0; i < asked; ++i) c.expected.push_back(set.needles[i].answer);
   c.target_tokens = length;
-  c.depths = depths;
-  c.needles = std::move(built.needles);
+  c.depths.assign(depths.begin(), depths.begin() + std::ptrdiff_t(asked));
+  c.needles.assign(built.needles.begin(), built.needles.begin() + std::ptrdiff_t(asked));
   return c;
 }
 
-std::string depth_id(std::string_view kind, std::int64_t length, double depth) {
-  return fmt::format("{}-{}-d{:.2f}", kind, length, depth);
+// The needles of a case of `kind`: `n` is the suite's needles per case.
+NeedleSet needles_for(CaseKind kind, std::uint64_t seed, int n, std::string_view source) {
+  switch (kind) {
+    case CaseKind::niah:
+      return make_code_needles(seed, 1, source);
+    case CaseKind::niah_number_key:
+      return make_code_needles(seed, 1, source, KeyKind::numbers);
+    case CaseKind::multi_key:
+      return make_multi_key_needles(seed, n, source);
+    case CaseKind::multi_value:
+      return make_multi_value_needles(seed, n, source);
+    case CaseKind::multi_needle:
+      return make_code_needles(seed, n, source);
+    case CaseKind::variable_tracking:
+      return make_variable_chain(seed, n, source);
+    case CaseKind::passkey:
+      return make_passkey(seed, source);
+    case CaseKind::common_words:
+    case CaseKind::custom:
+      break;
+  }
+  throw Error(fmt::format("{} cases have no needles", to_string(kind)));
+}
+
+// The asked needle at `depth`, then any distractors evenly around the rest of the context:
+// depth + k / n, wrapped into [0, 1), for k = 1 ... n - 1.
+std::vector<double> depths_around(double depth, std::size_t n) {
+  std::vector<double> depths = {depth};
+  for (std::size_t k = 1; k < n; ++k) depths.push_back(std::fmod(depth + double(k) / n, 1.0));
+  return depths;
+}
+
+// `n` needles spread evenly in context order: (i + offset) / n.
+std::vector<double> spread(std::size_t n, double offset) {
+  std::vector<double> depths;
+  for (std::size_t i = 0; i < n; ++i) depths.push_back((double(i) + offset) / double(n));
+  return depths;
+}
+
+std::string depth_id(CaseKind kind, std::int64_t length, double depth) {
+  return fmt::format("{}-{}-d{:.2f}", to_string(kind), length, depth);
+}
+
+// "multi-value-4096" for the first sample at a length, "multi-value-4096-s2" for the second.
+std::string sample_id(CaseKind kind, std::int64_t length, int sample) {
+  const std::string id = fmt::format("{}-{}", to_string(kind), length);
+  return sample == 1 ? id : fmt::format("{}-s{}", id, sample);
+}
+
+// The first sample's needles sit at (i + 0.5) / n; later samples shift them by a fraction of
+// the spacing drawn from the case's seed, so that samples differ in where their needles are.
+double spread_offset(int sample, std::uint64_t seed) {
+  if (sample == 1) return 0.5;
+  std::mt19937_64 rng(case_seed(seed, "offset"));  // a stream apart from the needles' own
+  return draw_fraction(rng);
 }
 
 // Written needles whose answers the haystack does not hold: an answer it holds could be found
@@ -79,35 +138,84 @@ NeedleSet written_needle_set(const WrittenNeedle& needle) {
   return {{{needle.statement, needle.answer}}, needle.question};
 }
 
+// What the cases of one kind are generated from.
+struct KindInputs {
+  CaseKind kind;
+  const Suite& suite;
+  std::string_view source;  // the haystack, or the passkey's classic filler
+  const TokenCounter& count;
+};
+
+// One case per length x depth, its asked needle at the depth. The i-th NIAH case hides
+// written[i % written.size()] when there are written needles.
+void add_depth_cases(const KindInputs& in, std::span<const WrittenNeedle> written,
+                     std::vector<EvalCase>& cases) {
+  std::size_t next_written = 0;
+  for (std::int64_t length : in.suite.lengths_of(in.kind)) {
+    for (double depth : in.suite.depths) {
+      const std::string id = depth_id(in.kind, length, depth);
+      NeedleSet set =
+          written.empty()
+              ? needles_for(in.kind, case_seed(in.suite.seed, id), in.suite.needles, in.source)
+              : written_needle_set(written[next_written++ % written.size()]);
+      const std::vector<double> depths = depths_around(depth, set.needles.size());
+      cases.push_back(
+          needle_case(id, in.kind, length, in.source, std::move(set), depths, in.count));
+    }
+  }
+}
+
+// `suite.samples` cases per length, their needles spread over the context.
+void add_spread_cases(const KindInputs& in, std::vector<EvalCase>& cases) {
+  for (std::int64_t length : in.suite.lengths_of(in.kind)) {
+    for (int sample = 1; sample <= in.suite.samples; ++sample) {
+      const std::string id = sample_id(in.kind, length, sample);
+      const std::uint64_t seed = case_seed(in.suite.seed, id);
+      NeedleSet set = needles_for(in.kind, seed, in.suite.needles, in.source);
+      const std::vector<double> depths = spread(set.needles.size(), spread_offset(sample, seed));
+      cases.push_back(
+          needle_case(id, in.kind, length, in.source, std::move(set), depths, in.count));
+    }
+  }
+}
+
+// `suite.samples` numbered word lists per length, from the haystack's words.
+void add_common_words_cases(const KindInputs& in, std::vector<EvalCase>& cases) {
+  const std::vector<std::string> vocabulary = list_vocabulary(in.source);
+  for (std::int64_t length : in.suite.lengths_of(in.kind)) {
+    for (int sample = 1; sample <= in.suite.samples; ++sample) {
+      const std::string id = sample_id(in.kind, length, sample);
+      WordList list = make_common_words(case_seed(in.suite.seed, id), in.suite.common_words, length,
+                                        vocabulary, in.count);
+      EvalCase c;
+      c.id = id;
+      c.kind = in.kind;
+      c.context = std::move(list.context);
+      c.question = std::move(list.question);
+      c.expected = std::move(list.common);
+      c.target_tokens = length;
+      cases.push_back(std::move(c));
+    }
+  }
+}
+
 void add_kind(CaseKind kind, const Suite& suite, std::string_view haystack,
               const TokenCounter& count, std::span<const WrittenNeedle> written,
               std::vector<EvalCase>& cases) {
-  if (suite.lengths.empty()) return;
-  const std::int64_t longest = *std::max_element(suite.lengths.begin(), suite.lengths.end());
+  const std::vector<std::int64_t>& lengths = suite.lengths_of(kind);
+  if (lengths.empty()) return;
+  const std::int64_t longest = *std::max_element(lengths.begin(), lengths.end());
   const std::string filler =
       kind == CaseKind::passkey && suite.passkey_filler == PasskeyFiller::classic
           ? passkey_filler(longest, count)
           : std::string();
-  const std::string_view source = filler.empty() ? haystack : filler;
-  std::size_t next_written = 0;
-  for (std::int64_t length : suite.lengths) {
-    if (kind == CaseKind::multi_needle) {
-      const std::string id = fmt::format("multi-needle-{}", length);
-      std::vector<double> depths;
-      for (int i = 0; i < suite.needles; ++i) depths.push_back((i + 0.5) / suite.needles);
-      NeedleSet set = make_code_needles(case_seed(suite.seed, id), suite.needles, source);
-      cases.push_back(needle_case(id, kind, length, source, std::move(set), depths, count));
-      continue;
-    }
-    for (double depth : suite.depths) {
-      const std::string id = depth_id(to_string(kind), length, depth);
-      const std::uint64_t seed = case_seed(suite.seed, id);
-      NeedleSet set = kind == CaseKind::passkey ? make_passkey(seed, source)
-                      : written.empty()
-                          ? make_code_needles(seed, 1, source)
-                          : written_needle_set(written[next_written++ % written.size()]);
-      cases.push_back(needle_case(id, kind, length, source, std::move(set), {depth}, count));
-    }
+  const KindInputs in{kind, suite, filler.empty() ? haystack : filler, count};
+  if (kind == CaseKind::common_words) {
+    add_common_words_cases(in, cases);
+  } else if (placed_by_depth(kind)) {
+    add_depth_cases(in, kind == CaseKind::niah ? written : std::span<const WrittenNeedle>{}, cases);
+  } else {
+    add_spread_cases(in, cases);
   }
 }
 

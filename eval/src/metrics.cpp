@@ -62,7 +62,10 @@ double f1_of(const std::vector<std::string>& predicted, const std::vector<std::s
 }  // namespace
 
 AnswerMatch answer_match(CaseKind kind) {
-  return kind == CaseKind::multi_needle ? AnswerMatch::all : AnswerMatch::any;
+  const bool asks_for_several = kind == CaseKind::multi_value || kind == CaseKind::multi_needle ||
+                                kind == CaseKind::variable_tracking ||
+                                kind == CaseKind::common_words;
+  return asks_for_several ? AnswerMatch::all : AnswerMatch::any;
 }
 
 std::string normalize_answer(std::string_view text) {

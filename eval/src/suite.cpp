@@ -18,9 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kKeys = {"cases",   "depths",         "haystack",
-                                        "kinds",   "lengths",        "needle_file",
-                                        "needles", "passkey_filler", "seed"};
+const std::vector<std::string> kKeys = {"cases",        "common_words",   "depths",  "haystack",
+                                        "kind_lengths", "kinds",          "lengths", "needle_file",
+                                        "needles",      "passkey_filler", "samples", "seed"};
 constexpr std::int64_t kMinLength = 64, kMaxLength = std::int64_t{1} << 20;
 
 SourceLocation location_of(const toml::node& node, const std::string& file) {
@@ -89,13 +89,47 @@ std::vector<CaseKind> read_kinds(Options& options, const std::vector<CaseKind>& 
     const std::optional<CaseKind> kind = parse_case_kind(name);
     if (!kind || *kind == CaseKind::custom ||
         std::find(kinds.begin(), kinds.end(), *kind) != kinds.end()) {
-      options.fail("kinds", fmt::format("has \"{}\"; allowed: distinct names from niah, "
-                                        "multi-needle, passkey (custom cases come from `cases`)",
-                                        name));
+      options.fail("kinds", fmt::format("has \"{}\"; allowed: distinct names from {} (custom "
+                                        "cases come from `cases`)",
+                                        name, generated_kind_names()));
     }
     kinds.push_back(*kind);
   }
   return kinds;
+}
+
+std::vector<std::int64_t> read_lengths(const toml::node& node, const SourceLocation& where,
+                                       const std::string& key) {
+  std::vector<std::int64_t> lengths;
+  for (double n : read_numbers(node, where, key, kMinLength, kMaxLength, true)) {
+    lengths.push_back(static_cast<std::int64_t>(n));
+  }
+  return lengths;
+}
+
+// [kind_lengths]: each key a kind in `kinds`, each value an array as `lengths` takes.
+std::map<CaseKind, std::vector<std::int64_t>> read_kind_lengths(
+    const toml::node& node, const std::string& file, const std::vector<CaseKind>& kinds) {
+  const auto* table = node.as_table();
+  if (!table) {
+    reject(location_of(node, file), "kind_lengths",
+           fmt::format("= {} is not a table; allowed: a table of kind = [lengths]", shown(node)));
+  }
+  std::map<CaseKind, std::vector<std::int64_t>> lengths;
+  for (const auto& [name, entry] : *table) {
+    const std::string key = fmt::format("kind_lengths.{}", name.str());
+    const SourceLocation where = location_of(entry, file);
+    const std::optional<CaseKind> kind = parse_case_kind(name.str());
+    if (!kind || std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) {
+      std::vector<std::string> generated;
+      for (CaseKind k : kinds) generated.emplace_back(to_string(k));
+      reject(where, key,
+             fmt::format("is not a kind the suite generates; allowed: a kind from `kinds` ({})",
+                         fmt::join(generated, ", ")));
+    }
+    lengths[*kind] = read_lengths(entry, where, key);
+  }
+  return lengths;
 }
 
 std::optional<fs::path> read_path(Options& options, const std::string& key, const fs::path& base) {
@@ -115,6 +149,11 @@ toml::table parse_toml(const std::string& text, const std::string& file) {
 }
 
 }  // namespace
+
+const std::vector<std::int64_t>& Suite::lengths_of(CaseKind kind) const {
+  const auto own = kind_lengths.find(kind);
+  return own == kind_lengths.end() ? lengths : own->second;
+}
 
 bool Suite::needs_haystack() const {
   for (CaseKind kind : kinds) {
@@ -137,6 +176,7 @@ Suite parse_suite(const std::string& toml_text, const std::string& source_name) 
   Suite suite = builtin_suite();
   suite.source = source_name;
   Options options("", SourceLocation{source_name, 0});
+  const toml::node* kind_lengths = nullptr;  // read once `kinds` is known
   for (const auto& [name, node] : root) {
     const std::string key(name.str());
     const SourceLocation where = location_of(node, source_name);
@@ -144,10 +184,9 @@ Suite parse_suite(const std::string& toml_text, const std::string& source_name) 
       reject(where, key, fmt::format("is an unknown key; known keys: {}", fmt::join(kKeys, ", ")));
     }
     if (key == "lengths") {
-      suite.lengths.clear();
-      for (double n : read_numbers(node, where, key, kMinLength, kMaxLength, true)) {
-        suite.lengths.push_back(static_cast<std::int64_t>(n));
-      }
+      suite.lengths = read_lengths(node, where, key);
+    } else if (key == "kind_lengths") {
+      kind_lengths = &node;
     } else if (key == "depths") {
       suite.depths = read_numbers(node, where, key, 0.0, 1.0, false);
     } else {
@@ -159,7 +198,10 @@ Suite parse_suite(const std::string& toml_text, const std::string& source_name) 
   suite.cases = read_path(options, "cases", base);
   suite.needle_file = read_path(options, "needle_file", base);
   suite.kinds = read_kinds(options, suite.kinds);
+  if (kind_lengths) suite.kind_lengths = read_kind_lengths(*kind_lengths, source_name, suite.kinds);
   suite.needles = static_cast<int>(options.get_int("needles", suite.needles, 2, 16));
+  suite.samples = static_cast<int>(options.get_int("samples", suite.samples, 1, 100));
+  suite.common_words = static_cast<int>(options.get_int("common_words", suite.common_words, 1, 50));
   suite.seed = static_cast<std::uint64_t>(options.get_int(
       "seed", static_cast<std::int64_t>(suite.seed), 0, std::numeric_limits<std::int64_t>::max()));
   suite.passkey_filler =

@@ -60,7 +60,8 @@ TEST(CaseFileTest, KeysAreChecked) {
               HasSubstr("question = \"\" is not allowed; allowed: a non-empty string"));
   EXPECT_THAT(
       jsonl_error(R"({"id": "a", "question": "q", "expected": "e", "context": "c", "kind": "x"})"),
-      HasSubstr("kind = \"x\" is not allowed; allowed: niah, multi-needle, passkey, custom"));
+      HasSubstr("kind = \"x\" is not allowed; allowed: niah, niah-number-key, multi-key, "
+                "multi-value, multi-needle, variable-tracking, common-words, passkey, custom"));
 }
 
 TEST(CaseFileTest, ExpectedIsAStringOrAListOfStrings) {

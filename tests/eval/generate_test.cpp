@@ -6,7 +6,9 @@
 #include <fstream>
 
 #include "cocktail/error.hpp"
+#include "cocktail/eval/common_words.hpp"
 #include "cocktail/eval/haystack.hpp"
+#include "cocktail/eval/metrics.hpp"
 #include "support/error_of.hpp"
 #include "word_counter.hpp"
 
@@ -183,6 +185,149 @@ TEST(GenerateTest, AWrittenAnswerTheHaystackHoldsIsAnError) {
   EXPECT_THAT(
       testing::error_of<Error>([&] { generate_cases(suite, haystack(), count_words, written); }),
       HasSubstr("mine.jsonl:2: answer = \"Garden\" is in the haystack"));
+}
+
+Suite ruler_suite() {
+  Suite suite = small_suite();
+  suite.kinds = {CaseKind::niah_number_key, CaseKind::multi_key,         CaseKind::multi_value,
+                 CaseKind::multi_needle,    CaseKind::variable_tracking, CaseKind::common_words};
+  suite.samples = 2;
+  suite.common_words = 3;
+  return suite;
+}
+
+std::vector<std::string> ids_of(const std::vector<EvalCase>& cases) {
+  std::vector<std::string> ids;
+  for (const EvalCase& c : cases) ids.push_back(c.id);
+  return ids;
+}
+
+TEST(GenerateRulerTest, MakesEveryKindAtEveryLengthDepthAndSample) {
+  const std::vector<EvalCase> cases = generate_cases(ruler_suite(), haystack(), count_words);
+  const std::vector<std::string> ids = ids_of(cases);
+  std::vector<std::string> expected;
+  for (const char* kind : {"niah-number-key", "multi-key"}) {
+    for (const char* length : {"100", "200"}) {
+      for (const char* depth : {"0.00", "0.50", "1.00"}) {
+        expected.push_back(std::string(kind) + "-" + length + "-d" + depth);
+      }
+    }
+  }
+  for (const char* kind : {"multi-value", "multi-needle", "variable-tracking", "common-words"}) {
+    for (const char* length : {"100", "200"}) {
+      expected.push_back(std::string(kind) + "-" + length);
+      expected.push_back(std::string(kind) + "-" + length + "-s2");
+    }
+  }
+  EXPECT_EQ(ids, expected);
+}
+
+TEST(GenerateRulerTest, NeedleCasesHoldTheirAnswersWhereTheHaystackHasNone) {
+  for (const EvalCase& c : generate_cases(ruler_suite(), haystack(), count_words)) {
+    if (c.kind == CaseKind::common_words) continue;
+    EXPECT_EQ(count_words(c.context), c.target_tokens) << c.id;
+    ASSERT_EQ(c.needles.size(), c.expected.size()) << c.id;
+    ASSERT_EQ(c.depths.size(), c.expected.size()) << c.id;
+    for (std::size_t i = 0; i < c.needles.size(); ++i) {
+      EXPECT_THAT(needle_text(c, i), HasSubstr(c.expected[i])) << c.id;
+      EXPECT_EQ(contains_score(haystack(), {c.expected[i]}, AnswerMatch::any), 0.0) << c.id;
+      EXPECT_EQ(contains_score(c.question, {c.expected[i]}, AnswerMatch::any), 0.0) << c.id;
+    }
+  }
+}
+
+TEST(GenerateRulerTest, CasesOfEachKindHoldWhatTheKindAsks) {
+  const std::vector<EvalCase> cases = generate_cases(ruler_suite(), haystack(), count_words);
+  const EvalCase& number_key = find_case(cases, "niah-number-key-200-d0.50");
+  EXPECT_THAT(needle_text(number_key, 0), ::testing::MatchesRegex(".* numbered [0-9]{6} is .*"));
+  const EvalCase& values = find_case(cases, "multi-value-200");
+  EXPECT_EQ(values.expected.size(), 3u);
+  EXPECT_THAT(needle_text(values, 0), StartsWith("One of the "));
+  const EvalCase& chain = find_case(cases, "variable-tracking-200");
+  ASSERT_EQ(chain.expected.size(), 3u);
+  EXPECT_EQ(needle_text(chain, 2),
+            "VAR " + chain.expected[2] + " = VAR " + chain.expected[1] + ".");
+  EXPECT_LT(chain.needles[0].end, chain.needles[1].begin);
+  EXPECT_LT(chain.needles[1].end, chain.needles[2].begin);
+  const EvalCase& queries = find_case(cases, "multi-needle-200");
+  EXPECT_EQ(queries.expected.size(), 3u);
+  EXPECT_THAT(queries.question, HasSubstr(" and the "));
+}
+
+TEST(GenerateRulerTest, MultiKeyHidesDistractorsOfTheSameFormAroundTheAskedNeedle) {
+  const std::vector<EvalCase> cases = generate_cases(ruler_suite(), haystack(), count_words);
+  const EvalCase& c = find_case(cases, "multi-key-200-d0.00");
+  ASSERT_EQ(c.expected.size(), 1u);
+  ASSERT_THAT(c.depths, ElementsAre(0.0));
+  EXPECT_EQ(c.needles[0].begin, 0u);
+  // "The secret code for the blue vault is 1234567." -> "The secret code for the "
+  const std::string asked = needle_text(c, 0);
+  const std::string head = asked.substr(0, asked.find(" the ") + 5);
+  std::vector<std::size_t> starts;
+  for (std::size_t at = c.context.find(head); at != std::string::npos;
+       at = c.context.find(head, at + 1)) {
+    starts.push_back(at);
+  }
+  // The asked needle and two distractors, at depths 1/3 and 2/3.
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_NEAR(double(starts[1]) / double(c.context.size()), 1.0 / 3, 0.15);
+  EXPECT_NEAR(double(starts[2]) / double(c.context.size()), 2.0 / 3, 0.15);
+  EXPECT_THAT(c.question, StartsWith("What is "));
+}
+
+TEST(GenerateRulerTest, LaterSamplesShiftTheirEvenlySpreadNeedles) {
+  const std::vector<EvalCase> cases = generate_cases(ruler_suite(), haystack(), count_words);
+  EXPECT_THAT(find_case(cases, "multi-value-200").depths, ElementsAre(1.0 / 6, 0.5, 5.0 / 6));
+  const EvalCase& second = find_case(cases, "multi-value-200-s2");
+  ASSERT_EQ(second.depths.size(), 3u);
+  EXPECT_NE(second.depths[0], 1.0 / 6);
+  EXPECT_NEAR(second.depths[1] - second.depths[0], 1.0 / 3, 1e-12);
+  EXPECT_NEAR(second.depths[2] - second.depths[1], 1.0 / 3, 1e-12);
+  EXPECT_NE(second.expected, find_case(cases, "multi-value-200").expected);
+}
+
+TEST(GenerateRulerTest, CommonWordsListTheHaystacksWords) {
+  const std::vector<EvalCase> cases = generate_cases(ruler_suite(), haystack(), count_words);
+  const EvalCase& c = find_case(cases, "common-words-200");
+  EXPECT_EQ(c.kind, CaseKind::common_words);
+  EXPECT_EQ(c.question, "What are the 3 most common words in the above list?");
+  EXPECT_TRUE(c.needles.empty());
+  const std::vector<std::string> vocabulary = list_vocabulary(haystack());
+  ASSERT_EQ(c.expected.size(), 3u);
+  for (const std::string& word : c.expected) {
+    EXPECT_THAT(vocabulary, ::testing::Contains(word));
+    // 6 times each below 4,096 tokens, as " 12. word" entries.
+    std::size_t times = 0;
+    for (std::size_t at = c.context.find(". " + word + " "); at != std::string::npos;
+         at = c.context.find(". " + word + " ", at + 1)) {
+      ++times;
+    }
+    EXPECT_GE(times + (c.context.ends_with(". " + word) ? 1u : 0u), 6u) << word;
+  }
+  EXPECT_LE(count_words(c.context), 200);
+  EXPECT_GT(count_words(c.context), 190);
+  EXPECT_NE(find_case(cases, "common-words-200-s2").expected, c.expected);
+}
+
+TEST(GenerateRulerTest, KindLengthsAddLengthsWithoutChangingOtherCases) {
+  Suite suite = ruler_suite();
+  suite.lengths = {100};
+  suite.kind_lengths[CaseKind::multi_key] = {100, 200};
+  const std::vector<EvalCase> cases = generate_cases(suite, haystack(), count_words);
+  EXPECT_NO_THROW(find_case(cases, "multi-key-200-d0.50"));
+  EXPECT_THROW(find_case(cases, "multi-value-200"), Error);
+  // Lengths, samples and kinds added elsewhere leave a case as it was.
+  const std::vector<EvalCase> all = generate_cases(ruler_suite(), haystack(), count_words);
+  Suite one = ruler_suite();
+  one.kinds = {CaseKind::variable_tracking};
+  one.samples = 1;
+  const std::vector<EvalCase> alone = generate_cases(one, haystack(), count_words);
+  for (const char* id : {"variable-tracking-100", "variable-tracking-200"}) {
+    EXPECT_EQ(find_case(alone, id).context, find_case(all, id).context) << id;
+    EXPECT_EQ(find_case(alone, id).question, find_case(all, id).question) << id;
+  }
+  EXPECT_EQ(find_case(cases, "common-words-100").context,
+            find_case(all, "common-words-100").context);
 }
 
 TEST(LoadSuiteCasesTest, TheOverrideHaystackWinsAndJsonlCasesFollow) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace cocktail::eval {
 namespace {
 
@@ -81,6 +84,56 @@ TEST(ScoreAnswerTest, MultiNeedleCasesNeedEveryAnswer) {
   const AnswerScore custom = score_answer(c, "1111111");
   EXPECT_EQ(custom.contains, 1.0);
   EXPECT_EQ(custom.f1, 1.0);
+}
+
+TEST(AnswerMatchTest, KindsThatAskForSeveralAnswersNeedThemAll) {
+  for (CaseKind kind : kAllCaseKinds) {
+    const bool several = kind == CaseKind::multi_value || kind == CaseKind::multi_needle ||
+                         kind == CaseKind::variable_tracking || kind == CaseKind::common_words;
+    EXPECT_EQ(answer_match(kind), several ? AnswerMatch::all : AnswerMatch::any) << to_string(kind);
+  }
+}
+
+// A case of `kind` expecting `expected`, scored on `output`.
+double contains_for(CaseKind kind, std::vector<std::string> expected, const std::string& output) {
+  EvalCase c;
+  c.kind = kind;
+  c.expected = std::move(expected);
+  return score_answer(c, output).contains;
+}
+
+TEST(ScoreAnswerTest, MultiValueGivesFullPartialAndZeroCredit) {
+  const std::vector<std::string> values = {"1111111", "2222222", "3333333", "4444444"};
+  EXPECT_EQ(contains_for(CaseKind::multi_value, values, "4444444, 3333333, 2222222, 1111111"), 1.0);
+  EXPECT_EQ(contains_for(CaseKind::multi_value, values, "1111111 and 3333333"), 0.5);
+  EXPECT_EQ(contains_for(CaseKind::multi_value, values, "I cannot find them."), 0.0);
+}
+
+TEST(ScoreAnswerTest, VariableTrackingCountsTheVariablesNamed) {
+  const std::vector<std::string> names = {"QKZTB", "WMLOA", "PXRVE"};
+  EXPECT_EQ(contains_for(CaseKind::variable_tracking, names, "VAR QKZTB, VAR WMLOA and VAR PXRVE"),
+            1.0);
+  EXPECT_DOUBLE_EQ(contains_for(CaseKind::variable_tracking, names, "qkztb; pxrve."), 2.0 / 3.0);
+  // Whole words only: a longer name that holds one is not it.
+  EXPECT_EQ(contains_for(CaseKind::variable_tracking, names, "QKZTBX"), 0.0);
+}
+
+TEST(ScoreAnswerTest, CommonWordsCountTheWordsNamedWhateverElseIsListed) {
+  const std::vector<std::string> words = {"harbour", "lantern", "meadow", "copper"};
+  EXPECT_EQ(contains_for(CaseKind::common_words, words,
+                         "1. Copper 2. harbour 3. lantern 4. meadow 5. violin"),
+            1.0);
+  EXPECT_EQ(contains_for(CaseKind::common_words, words, "1. harbour 2. violin"), 0.25);
+  EXPECT_EQ(contains_for(CaseKind::common_words, words, "harbours and lanterns"), 0.0);
+}
+
+TEST(ScoreAnswerTest, SingleAnswerKindsScoreOneOrZero) {
+  for (CaseKind kind :
+       {CaseKind::niah, CaseKind::niah_number_key, CaseKind::multi_key, CaseKind::passkey}) {
+    EXPECT_EQ(contains_for(kind, {"7391042"}, "It is 7391042."), 1.0) << to_string(kind);
+    // multi-key: a distractor's value is not the asked one.
+    EXPECT_EQ(contains_for(kind, {"7391042"}, "It is 5550123."), 0.0) << to_string(kind);
+  }
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ TEST(SuiteTest, BuiltinIsTheDocumentedDefault) {
   EXPECT_EQ(suite.seed, 1u);
   EXPECT_FALSE(suite.haystack);
   EXPECT_FALSE(suite.cases);
+  EXPECT_TRUE(suite.kind_lengths.empty());
+  EXPECT_EQ(suite.samples, 1);
+  EXPECT_EQ(suite.common_words, 10);
 }
 
 TEST(SuiteTest, ReadsEveryKeyAndResolvesPathsAgainstTheFile) {
@@ -42,6 +45,11 @@ passkey_filler = "haystack"
 seed = 99
 cases = "mine.jsonl"
 needle_file = "needles.jsonl"
+samples = 3
+common_words = 5
+
+[kind_lengths]
+passkey = [512, 16384]
 )",
                                   kFile);
   EXPECT_EQ(suite.source, kFile);
@@ -54,6 +62,35 @@ needle_file = "needles.jsonl"
   EXPECT_EQ(suite.needles, 4);
   EXPECT_EQ(suite.passkey_filler, PasskeyFiller::haystack);
   EXPECT_EQ(suite.seed, 99u);
+  EXPECT_EQ(suite.samples, 3);
+  EXPECT_EQ(suite.common_words, 5);
+  EXPECT_THAT(suite.lengths_of(CaseKind::passkey), ElementsAre(512, 16384));
+  EXPECT_THAT(suite.lengths_of(CaseKind::niah), ElementsAre(512, 4096));
+}
+
+TEST(SuiteTest, ReadsTheRulerKinds) {
+  const Suite suite = parse_suite(
+      "kinds = [\"niah-number-key\", \"multi-key\", \"multi-value\", \"variable-tracking\", "
+      "\"common-words\"]\n",
+      kFile);
+  EXPECT_THAT(suite.kinds,
+              ElementsAre(CaseKind::niah_number_key, CaseKind::multi_key, CaseKind::multi_value,
+                          CaseKind::variable_tracking, CaseKind::common_words));
+  EXPECT_TRUE(suite.needs_haystack());
+}
+
+TEST(SuiteTest, BadKindLengthsAreErrors) {
+  EXPECT_THAT(suite_error("kinds = [\"niah\", \"multi-key\"]\n[kind_lengths]\npasskey = [4096]\n"),
+              HasSubstr("long.toml:3: kind_lengths.passkey is not a kind the suite generates; "
+                        "allowed: a kind from `kinds` (niah, multi-key)"));
+  EXPECT_THAT(suite_error("[kind_lengths]\nnia = [4096]\n"),
+              HasSubstr("long.toml:2: kind_lengths.nia is not a kind the suite generates"));
+  EXPECT_THAT(suite_error("[kind_lengths]\nniah = [10]\n"),
+              HasSubstr("long.toml:2: kind_lengths.niah = [ 10 ] has the element 10; allowed: a "
+                        "non-empty array of distinct integers from 64 to 1048576"));
+  EXPECT_THAT(suite_error("kind_lengths = 5\n"),
+              HasSubstr("long.toml:1: kind_lengths = 5 is not a table; allowed: a table of kind "
+                        "= [lengths]"));
 }
 
 TEST(SuiteTest, MissingKeysKeepTheBuiltinValues) {
@@ -66,7 +103,9 @@ TEST(SuiteTest, MissingKeysKeepTheBuiltinValues) {
 TEST(SuiteTest, UnknownKeyNamesFileLineAndTheKnownKeys) {
   const std::string message = suite_error("seed = 1\nlenghts = [1024]\n");
   EXPECT_THAT(message, HasSubstr("suites/long.toml:2: lenghts is an unknown key"));
-  EXPECT_THAT(message, HasSubstr("known keys: cases, depths, haystack"));
+  EXPECT_THAT(message, HasSubstr("known keys: cases, common_words, depths, haystack, "
+                                 "kind_lengths, kinds, lengths, needle_file, needles, "
+                                 "passkey_filler, samples, seed"));
 }
 
 TEST(SuiteTest, WrittenNeedlesNeedNiahCases) {
@@ -92,7 +131,9 @@ TEST(SuiteTest, BadDepthsAreErrors) {
 
 TEST(SuiteTest, BadKindsAreErrors) {
   EXPECT_THAT(suite_error("kinds = [\"niah\", \"custom\"]"),
-              HasSubstr("kinds has \"custom\"; allowed: distinct names"));
+              HasSubstr("kinds has \"custom\"; allowed: distinct names from niah, "
+                        "niah-number-key, multi-key, multi-value, multi-needle, "
+                        "variable-tracking, common-words, passkey (custom cases"));
   EXPECT_THAT(suite_error("kinds = [\"niah\", \"niah\"]"), HasSubstr("kinds has \"niah\""));
   EXPECT_THAT(suite_error("kinds = []"), HasSubstr("kinds is empty and no `cases` file"));
   EXPECT_TRUE(parse_suite("kinds = []\ncases = \"c.jsonl\"", kFile).kinds.empty());
@@ -104,6 +145,10 @@ TEST(SuiteTest, BadScalarsUseTheConfigWording) {
   EXPECT_THAT(suite_error("passkey_filler = \"sand\""),
               HasSubstr("passkey_filler = \"sand\" is not allowed; allowed: classic, haystack"));
   EXPECT_THAT(suite_error("seed = \"x\""), HasSubstr("seed = \"x\" has the wrong type"));
+  EXPECT_THAT(suite_error("samples = 0"),
+              HasSubstr("samples = 0 is out of range; allowed: 1 to 100"));
+  EXPECT_THAT(suite_error("common_words = 51"),
+              HasSubstr("common_words = 51 is out of range; allowed: 1 to 50"));
   EXPECT_THAT(suite_error("haystack = \"\""), HasSubstr("haystack = \"\" is empty"));
   EXPECT_THAT(suite_error("seed = {a = 1}"), HasSubstr("long.toml:1: seed = { a = 1 } has the"));
 }

@@ -9,7 +9,9 @@
 namespace cocktail::eval {
 
 // How a case's expected answers combine: any one of them is right (alternatives), or every one
-// is asked for (multi-needle) and the score is the fraction found.
+// is asked for and the score is the fraction found (RULER's recall-style partial score).
+// answer_match() gives `all` to multi-value, multi-needle, variable-tracking and common-words
+// cases, `any` to the others.
 enum class AnswerMatch { any, all };
 AnswerMatch answer_match(CaseKind kind);
 

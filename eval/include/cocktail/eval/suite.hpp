@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,14 +21,22 @@ struct Suite {
   std::string source;  // the file name, or "builtin"
   std::optional<std::filesystem::path> haystack;
   std::vector<std::int64_t> lengths;  // context lengths in model tokens
-  std::vector<double> depths;         // needle depths, 0 = start, 1 = end
-  std::vector<CaseKind> kinds;        // generated kinds: niah, multi-needle, passkey
-  int needles = 3;                    // needles per multi-needle case
+  // A kind's own lengths, in place of `lengths` (a long length for some kinds only).
+  std::map<CaseKind, std::vector<std::int64_t>> kind_lengths;
+  std::vector<double> depths;   // needle depths of the kinds placed by depth, 0 = start, 1 = end
+  std::vector<CaseKind> kinds;  // generated kinds, in report order
+  // Needles per multi-needle, multi-key (the asked one included) and multi-value case, and
+  // variables per variable-tracking chain.
+  int needles = 3;
+  int samples = 1;        // cases per length of each kind not placed by depth
+  int common_words = 10;  // the words a common-words case asks for
   PasskeyFiller passkey_filler = PasskeyFiller::classic;
   std::uint64_t seed = 1;
   std::optional<std::filesystem::path> cases;        // a JSONL file of custom cases
   std::optional<std::filesystem::path> needle_file;  // a JSONL file of written NIAH needles
 
+  // The lengths `kind` is generated at.
+  const std::vector<std::int64_t>& lengths_of(CaseKind kind) const;
   // Whether some generated case reads the haystack folder.
   bool needs_haystack() const;
 };
