@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "cocktail/error.hpp"
 #include "support/error_of.hpp"
 
@@ -171,6 +174,36 @@ TEST(SuiteTest, OnlyHaystackKindsNeedAHaystack) {
   EXPECT_FALSE(passkey.needs_haystack());
   passkey.passkey_filler = PasskeyFiller::haystack;
   EXPECT_TRUE(passkey.needs_haystack());
+}
+
+// The cases a suite generates of `kind` at `length`.
+std::size_t cases_of(const Suite& suite, CaseKind kind, std::int64_t length) {
+  const std::vector<std::int64_t>& lengths = suite.lengths_of(kind);
+  if (std::find(lengths.begin(), lengths.end(), length) == lengths.end()) return 0;
+  return placed_by_depth(kind) ? suite.depths.size() : std::size_t(suite.samples);
+}
+
+TEST(SuiteTest, TheShippedRulerSuiteHasTheCasesIssue28AsksFor) {
+  const Suite suite =
+      load_suite(std::filesystem::path(COCKTAIL_SOURCE_DIR) / "bench/eval/ruler.toml");
+  std::size_t total = 0, at_16k = 0;
+  for (CaseKind kind : suite.kinds) {
+    for (std::int64_t length : {4096, 8192, 16384}) {
+      const std::size_t n = cases_of(suite, kind, length);
+      if (length < 16384) {
+        EXPECT_GE(n, 2u) << to_string(kind) << " at " << length;
+      }
+      total += n;
+      at_16k += length == 16384 ? n : 0;
+    }
+  }
+  EXPECT_EQ(suite.kinds.size(), 7u);
+  EXPECT_EQ(total, 60u);
+  EXPECT_EQ(at_16k, 14u);
+  const Suite quick =
+      load_suite(std::filesystem::path(COCKTAIL_SOURCE_DIR) / "bench/eval/ruler-quick.toml");
+  EXPECT_EQ(quick.kinds, suite.kinds);
+  EXPECT_THAT(quick.lengths, ElementsAre(4096));
 }
 
 }  // namespace
