@@ -110,6 +110,29 @@ nlohmann::json token_shares_json(const MethodTotals& t) {
   return shares;
 }
 
+// The kinds among the cases, in declaration order: one score column each when there are several.
+std::vector<eval::CaseKind> kinds_run(const std::vector<MethodTotals>& methods) {
+  std::vector<eval::CaseKind> kinds;
+  for (eval::CaseKind kind : eval::kAllCaseKinds) {
+    const auto& cases = methods.front().results.cases;
+    const bool any = std::any_of(cases.begin(), cases.end(),
+                                 [kind](const eval::CaseResult& c) { return c.kind == kind; });
+    if (any) kinds.push_back(kind);
+  }
+  return kinds;
+}
+
+// The mean answer-found score of each kind run.
+nlohmann::json contains_by_kind_json(const MethodTotals& t,
+                                     const std::vector<eval::CaseKind>& kinds) {
+  nlohmann::json scores = nlohmann::json::object();
+  for (eval::CaseKind kind : kinds) {
+    scores[std::string(eval::to_string(kind))] =
+        optional_json(mean_of(t, eval::Metric::contains, {kind, {}, {}}));
+  }
+  return scores;
+}
+
 // The precisions some method put some token at, for the report's share columns.
 std::vector<Precision> precisions_used(const std::vector<MethodTotals>& methods) {
   std::vector<Precision> used;
@@ -126,6 +149,7 @@ nlohmann::json results_json(const std::vector<MethodTotals>& methods,
                             const std::vector<EvalMethod>& specs, const eval::Suite& suite) {
   nlohmann::json out = {{"suite", suite.source}, {"methods", nlohmann::json::array()}};
   const std::int64_t longest = longest_length(methods);
+  const std::vector<eval::CaseKind> kinds = kinds_run(methods);
   for (std::size_t m = 0; m < methods.size(); ++m) {
     const MethodTotals& t = methods[m];
     nlohmann::json cases = nlohmann::json::array();
@@ -156,6 +180,7 @@ nlohmann::json results_json(const std::vector<MethodTotals>& methods,
          {"contains", optional_json(mean_of(t, eval::Metric::contains))},
          {"niah_contains",
           optional_json(mean_of(t, eval::Metric::contains, {eval::CaseKind::niah, {}, {}}))},
+         {"contains_by_kind", contains_by_kind_json(t, kinds)},
          {"f1", optional_json(mean_of(t, eval::Metric::f1))},
          {"kld", optional_json(mean_of(t, eval::Metric::kld))},
          {"top1", optional_json(mean_of(t, eval::Metric::top1))},
@@ -171,6 +196,8 @@ std::string markdown_report(const std::vector<MethodTotals>& methods,
                             const std::vector<std::int64_t>& lengths) {
   const std::int64_t longest = longest_length(methods);
   const std::vector<Precision> precisions = precisions_used(methods);
+  std::vector<eval::CaseKind> kinds = kinds_run(methods);
+  if (kinds.size() < 2) kinds.clear();  // the answer-found column says it all
   std::vector<eval::TableColumn> columns = {
       {"code bits", 2}, {"bits / element", 2}, {"KV / FP16", 3}};
   for (Precision p : precisions) columns.push_back({fmt::format("{} share", to_string(p)), 3});
@@ -181,6 +208,7 @@ std::string markdown_report(const std::vector<MethodTotals>& methods,
                                  {"needle top 5%", 2},
                                  {"plan / prefill", 3}});
   for (std::int64_t length : lengths) columns.push_back({fmt::format("NIAH {}", length), 2});
+  for (eval::CaseKind kind : kinds) columns.push_back({std::string(eval::to_string(kind)), 2});
   std::vector<eval::TableRow> rows;
   for (const MethodTotals& t : methods) {
     eval::TableRow row{t.results.method,
@@ -192,6 +220,9 @@ std::string markdown_report(const std::vector<MethodTotals>& methods,
                        t.needle_top5_rate(), t.plan_over_prefill(longest)});
     for (std::int64_t length : lengths) {
       row.values.push_back(mean_of(t, eval::Metric::contains, {eval::CaseKind::niah, length, {}}));
+    }
+    for (eval::CaseKind kind : kinds) {
+      row.values.push_back(mean_of(t, eval::Metric::contains, {kind, {}, {}}));
     }
     rows.push_back(std::move(row));
   }
@@ -209,10 +240,13 @@ void write_report(const std::filesystem::path& dir, const std::vector<MethodTota
   write_file(dir / "results.md", table);
   write_file(dir / "results.json", json.dump(2) + "\n");
   std::vector<eval::MethodResults> results;
+  const std::vector<eval::CaseKind> kinds = kinds_run(methods);
   for (const MethodTotals& t : methods) {
     results.push_back(t.results);
-    if (mean_of(t, eval::Metric::contains, {eval::CaseKind::niah, {}, {}})) {
-      write_file(dir / ("niah-" + t.results.method + ".svg"), eval::render_heatmap_svg(t.results));
+    for (eval::CaseKind kind : kinds) {
+      if (!eval::placed_by_depth(kind)) continue;
+      const std::string name = fmt::format("{}-{}.svg", eval::to_string(kind), t.results.method);
+      write_file(dir / name, eval::render_heatmap_svg(t.results, kind));
     }
   }
   write_file(dir / "accuracy-vs-bits.svg",

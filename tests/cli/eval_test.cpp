@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -76,6 +78,80 @@ TEST(EvalCommand, RunsEveryMethodOnACustomCaseAndWritesTheReport) {
        {"results.md", "results.json", "accuracy-vs-bits.svg", "kld-vs-bits.svg"}) {
     EXPECT_FALSE(read_file(report + "/" + file).empty()) << file;
   }
+}
+
+// The context tokens of `method`'s case at each precision, from its operating point.
+std::map<std::string, double> tokens_by_precision(const nlohmann::json& method, double context) {
+  std::map<std::string, double> tokens;
+  const nlohmann::json& point = method.at("cases").at(0).at("operating_point");
+  for (const auto& [precision, share] : point.at("token_share").items()) {
+    tokens[precision] = share.get<double>() * context;
+  }
+  return tokens;
+}
+
+TEST(EvalCommand, KiviWindowKeepsTheNewest128TokensFp16AndCountsThem) {
+  ScratchDir dir;
+  std::string context;
+  for (int i = 0; i < 30; ++i) {
+    context += "The ferry left the harbour at dawn and the gulls followed it out to sea. ";
+  }
+  dir.write("cases.jsonl", nlohmann::json{{"id", "ferry"},
+                                          {"question", "When did the ferry leave?"},
+                                          {"expected", "dawn"},
+                                          {"context", context}}
+                                   .dump() +
+                               "\n");
+  const std::string suite = dir.write("suite.toml", "kinds = []\ncases = \"cases.jsonl\"\n");
+  const std::string json = dir.path("results.json").string();
+  const CliResult r =
+      run_cli({"eval", "--config", shipped_config("paper.toml"), "--suite", suite, "--methods",
+               "kivi-int2,kivi-int2-w128", "--max-tokens", "4", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json out = nlohmann::json::parse(read_file(json));
+  const nlohmann::json& plain = out["methods"][0];
+  const nlohmann::json& window = out["methods"][1];
+  // Without the window every full chunk of 32 is INT2 and only the remainder FP16, which gives
+  // the context's length.
+  const nlohmann::json& plain_point = plain.at("cases").at(0).at("operating_point");
+  const double full_chunks = plain_point.at("chunks_per_precision").at("int2").get<double>();
+  const double context_tokens =
+      32.0 * full_chunks / plain_point.at("token_share").at("int2").get<double>();
+  const double window_fp16 = tokens_by_precision(window, context_tokens).at("fp16");
+  const double plain_fp16 = tokens_by_precision(plain, context_tokens)["fp16"];
+  // 128 newest tokens less the question's, rounded out to whole chunks.
+  EXPECT_GT(window_fp16 - plain_fp16, 64.0);
+  EXPECT_LE(window_fp16, 128.0 + 31.0);
+  EXPECT_NEAR(window.at("avg_code_bits").get<double>(), 2.0 + 14.0 * window_fp16 / context_tokens,
+              1e-9);
+  EXPECT_GT(window.at("kv_bytes_ratio").get<double>(), plain.at("kv_bytes_ratio").get<double>());
+}
+
+TEST(EvalCommand, RulerKindsRunWithTheModelsTokenizerAndGetAColumnEach) {
+  ScratchDir dir;
+  const std::string suite = dir.write("suite.toml", "haystack = \"" COCKTAIL_SOURCE_DIR
+                                                    "/tests/eval/data/haystack\"\n"
+                                                    R"(
+lengths = [128]
+depths = [0.5]
+kinds = ["multi-key", "variable-tracking", "common-words"]
+common_words = 3
+)");
+  const std::string report = dir.path("report").string();
+  const CliResult r = run_cli(
+      {"eval", "--suite", suite, "--methods", "fp16", "--max-tokens", "4", "--report", report});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* kind : {"multi-key", "variable-tracking", "common-words"}) {
+    EXPECT_THAT(r.out, HasSubstr(std::string("| ") + kind + " |")) << kind;
+  }
+  const nlohmann::json out = nlohmann::json::parse(read_file(report + "/results.json"));
+  const nlohmann::json& fp16 = out["methods"][0];
+  ASSERT_EQ(fp16.at("cases").size(), 3u);
+  for (const nlohmann::json& c : fp16.at("cases")) EXPECT_EQ(c.at("length"), 128) << c.at("id");
+  EXPECT_EQ(fp16.at("contains_by_kind").size(), 3u);
+  // A heatmap for the kind placed by depth only.
+  EXPECT_FALSE(read_file(report + "/multi-key-fp16.svg").empty());
+  EXPECT_FALSE(std::filesystem::exists(report + "/variable-tracking-fp16.svg"));
 }
 
 TEST(EvalCommand, UnknownMethodIsAnErrorListingTheKnownOnes) {
