@@ -108,7 +108,8 @@ MethodCaseOutcome EvalRunner::run_method(const Engine& engine, const Session& pr
       session.plan_and_commit(texts, c.question, layers.empty() ? nullptr : &attention);
   out.plan_s = planning.seconds();
   const KvStore& store = session.store();
-  out.cache = operating_point(plan, store.bytes(), h.kv_shape().fp16_bytes(store.n_tokens()));
+  out.cache =
+      operating_point(plan, n_planned, store.bytes(), h.kv_shape().fp16_bytes(store.n_tokens()));
   out.needle_in_top5 = needle_in_top5(plan, needle_tokens(c, texts, prompt.header_tokens));
 
   Session own = session.fork();

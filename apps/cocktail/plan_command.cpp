@@ -66,7 +66,7 @@ struct AccountingStore {
 // those of one full chunk committed alone). A chunk much shorter than a group pays a whole
 // tile, which is what makes chunk_size = 1 on a long text need gigabytes.
 std::size_t accounting_bytes(Backend& backend, const EngineSettings& settings, const KvShape& shape,
-                             const Plan& plan) {
+                             const Plan& plan, std::int64_t context_tokens) {
   const int group = settings.layout.group_size;
   std::map<Precision, std::size_t> tile_bytes;
   for (Precision p : kAllPrecisions) {
@@ -74,22 +74,23 @@ std::size_t accounting_bytes(Backend& backend, const EngineSettings& settings, c
     probe.append_zeros(backend, group);
     tile_bytes[p] = probe.commit(fixed_size_chunks(group, group, p));
   }
-  std::size_t bytes = KvShape{1, 1, shape.head_dim}.fp16_bytes(plan.n_tokens());
+  std::size_t bytes = KvShape{1, 1, shape.head_dim}.fp16_bytes(context_tokens);
   for (const ChunkPlan& c : plan.chunks) {
     bytes += std::size_t((c.n_tokens + group - 1) / group) * tile_bytes[c.precision];
   }
   return bytes;
 }
 
-// Exact bytes of the committed plan in this backend's store: one layer × head holds the
-// plan, and every layer and head is laid out alike.
+// Exact bytes of the committed plan over `context_tokens` in this backend's store (the tokens
+// after the plan stay in the FP16 tail): one layer × head holds the plan, and every layer and
+// head is laid out alike.
 std::size_t planned_kv_bytes(Backend& backend, const EngineSettings& settings, const KvShape& shape,
-                             const Plan& plan) {
-  require_memory(accounting_bytes(backend, settings, shape, plan),
-                 fmt::format("counting the KV bytes of {} tokens in {} chunks", plan.n_tokens(),
+                             const Plan& plan, std::int64_t context_tokens) {
+  require_memory(accounting_bytes(backend, settings, shape, plan, context_tokens),
+                 fmt::format("counting the KV bytes of {} tokens in {} chunks", context_tokens,
                              plan.chunks.size()));
   AccountingStore store(backend, settings, shape);
-  store.append_zeros(backend, plan.n_tokens());
+  store.append_zeros(backend, context_tokens);
   return store.commit(plan) * std::size_t(shape.n_layers) * std::size_t(shape.n_kv_heads);
 }
 
@@ -98,7 +99,7 @@ nlohmann::json summary_json(const Plan& plan, const OperatingPoint& point, const
     return std::isnan(x) ? nlohmann::json() : nlohmann::json(x);
   };
   nlohmann::json summary = {
-      {"context_tokens", plan.n_tokens()},
+      {"context_tokens", point.context_tokens},
       {"alpha", number_or_null(plan.alpha)},
       {"beta", number_or_null(plan.beta)},
       {"t_low", number_or_null(plan.t_low)},
@@ -116,7 +117,7 @@ void print_text(const Plan& plan, const OperatingPoint& point) {
               << c.n_tokens << std::setw(10) << std::setprecision(4) << c.score << "  "
               << to_string(c.precision) << "\n";
   }
-  std::cout << "\ncontext tokens: " << plan.n_tokens() << "\n";
+  std::cout << "\ncontext tokens: " << point.context_tokens << "\n";
   print_operating_point(std::cout, point);
 }
 
@@ -136,10 +137,10 @@ PlannedContext plan_without_model(const Engine& engine, const PlanArgs& args,
                         args.shape, engine.settings().layout};
   Plan plan = engine.planner().plan(input);
   plan.validate();
+  const auto n = std::int64_t(pieces.size());
   const std::size_t kv =
-      plan.n_tokens() > 0 ? planned_kv_bytes(*engine.backend(), engine.settings(), args.shape, plan)
-                          : 0;
-  OperatingPoint point = operating_point(plan, kv, args.shape.fp16_bytes(plan.n_tokens()));
+      n > 0 ? planned_kv_bytes(*engine.backend(), engine.settings(), args.shape, plan, n) : 0;
+  OperatingPoint point = operating_point(plan, n, kv, args.shape.fp16_bytes(n));
   return {std::move(plan), std::move(point), args.shape};
 }
 

@@ -15,7 +15,8 @@ namespace cocktail {
 // the shares they give depend on how the scores spread.
 struct OperatingPoint {
   std::map<Precision, int> chunks;          // chunks at each precision present
-  std::map<Precision, double> token_share;  // share of the plan's tokens at each precision
+  std::int64_t context_tokens = 0;          // the planned context's tokens
+  std::map<Precision, double> token_share;  // share of the context's tokens at each precision
   std::size_t kv_bytes = 0;                 // the store's bytes: codes, scales, zeros, tail
   std::size_t fp16_kv_bytes = 0;            // the same tokens in an FP16 cache
 
@@ -27,8 +28,11 @@ struct OperatingPoint {
   double kv_bytes_ratio() const;
 };
 
-// The operating point of `plan` once committed into a store of `kv_bytes`, where an FP16 cache
-// of the same tokens takes `fp16_kv_bytes`.
-OperatingPoint operating_point(const Plan& plan, std::size_t kv_bytes, std::size_t fp16_kv_bytes);
+// The operating point of `plan` over a context of `context_tokens` once committed into a store
+// of `kv_bytes`, where an FP16 cache of the same tokens takes `fp16_kv_bytes`. Context tokens
+// after the plan's last chunk (a planner's recent window) stay in the FP16 tail and count as
+// FP16 in the shares and code bits.
+OperatingPoint operating_point(const Plan& plan, std::int64_t context_tokens, std::size_t kv_bytes,
+                               std::size_t fp16_kv_bytes);
 
 }  // namespace cocktail

@@ -179,7 +179,7 @@ Answer AnswerInProgress::finish() && {
   stats.decode = runner_.decode_times();
   const KvStore& store = session_.store();
   stats.cache =
-      operating_point(answer_.plan, store.bytes(),
+      operating_point(answer_.plan, stats.context_tokens, store.bytes(),
                       answerer_.model().hparams().kv_shape().fp16_bytes(store.n_tokens()));
   stats.peak_rss_bytes = peak_rss_bytes();
   return std::move(answer_);
