@@ -64,6 +64,8 @@ std::size_t invalid_utf8_at(std::string_view text) {
   return std::string_view::npos;
 }
 
+}  // namespace
+
 std::string read_text_file(const std::string& path) {
   // A folder opens as a stream and reads as nothing, which would pass for an empty file.
   std::error_code error;
@@ -76,8 +78,6 @@ std::string read_text_file(const std::string& path) {
   text << in.rdbuf();
   return text.str();
 }
-
-}  // namespace
 
 void ConfigArgs::add_to(CLI::App& command, bool required) {
   auto* option = command.add_option("--config", file, "TOML config file (see docs/config.md)");
@@ -137,7 +137,8 @@ nlohmann::json operating_point_json(const OperatingPoint& point) {
   for (const auto& [precision, share] : point.token_share) {
     shares[std::string(to_string(precision))] = share;
   }
-  return {{"chunks_per_precision", chunks},
+  return {{"context_tokens", point.context_tokens},
+          {"chunks_per_precision", chunks},
           {"token_share", shares},
           {"avg_code_bits", point.avg_code_bits()},
           {"avg_bits", point.avg_bits()},

@@ -53,6 +53,8 @@ std::string question_or_sample(const std::optional<std::string>& question,
 // Throws Error naming `where` when `text` is blank, holds a NUL byte or is not valid UTF-8.
 void check_text(std::string_view text, std::string_view where);
 
+// The whole file; a folder or an unreadable file is an error naming it.
+std::string read_text_file(const std::string& path);
 // A document from --context-file: the whole file, checked by check_text; throws Error naming
 // the path.
 std::string read_context_file(const std::string& path);

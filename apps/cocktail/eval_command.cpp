@@ -31,6 +31,7 @@ struct EvalArgs {
   std::string json_out;
   std::string report_dir;
   int max_tokens = 32;
+  bool resume = false;  // keep the cases --json already holds and run the rest
 };
 
 // Everything one method did over the cases, for the report.
@@ -38,6 +39,13 @@ struct MethodTotals {
   eval::MethodResults results;
   std::vector<MethodCaseOutcome> outcomes;
   std::vector<double> prefill_s;  // the case's shared prefill, beside each outcome
+
+  void add(MethodCaseOutcome outcome, double case_prefill_s) {
+    results.cases.push_back(outcome.result);
+    outcomes.push_back(std::move(outcome));
+    prefill_s.push_back(case_prefill_s);
+    results.avg_bits = mean([](const MethodCaseOutcome& o) { return o.cache.avg_bits(); });
+  }
 
   template <class Value>
   double mean(Value value_of) const {
@@ -259,6 +267,103 @@ void write_report(const std::filesystem::path& dir, const std::vector<MethodTota
                                                            "mean KLD over answer tokens")));
 }
 
+double number_or_nan(const nlohmann::json& j) {
+  return j.is_null() ? eval::kNoValue : j.get<double>();
+}
+
+Precision precision_named(const std::string& name) {
+  const std::optional<Precision> p = parse_precision(name);
+  if (!p) throw Error(fmt::format("unknown precision \"{}\"", name));
+  return *p;
+}
+
+OperatingPoint operating_point_from_json(const nlohmann::json& j) {
+  OperatingPoint point;
+  point.context_tokens = j.at("context_tokens").get<std::int64_t>();
+  for (const auto& [name, n] : j.at("chunks_per_precision").items()) {
+    point.chunks[precision_named(name)] = n.get<int>();
+  }
+  for (const auto& [name, share] : j.at("token_share").items()) {
+    point.token_share[precision_named(name)] = share.get<double>();
+  }
+  point.kv_bytes = j.at("kv_bytes").get<std::size_t>();
+  point.fp16_kv_bytes = j.at("fp16_kv_bytes").get<std::size_t>();
+  return point;
+}
+
+// One case of one method as results_json wrote it.
+MethodCaseOutcome outcome_from_json(const nlohmann::json& j) {
+  MethodCaseOutcome o;
+  o.result.case_id = j.at("id").get<std::string>();
+  const std::string kind = j.at("kind").get<std::string>();
+  const std::optional<eval::CaseKind> parsed = eval::parse_case_kind(kind);
+  if (!parsed) throw Error(fmt::format("unknown case kind \"{}\"", kind));
+  o.result.kind = *parsed;
+  o.result.length = j.at("length").get<std::int64_t>();
+  o.result.depth = number_or_nan(j.at("depth"));
+  o.result.contains = number_or_nan(j.at("contains"));
+  o.result.f1 = number_or_nan(j.at("f1"));
+  o.result.kld = number_or_nan(j.at("kld"));
+  o.result.top1 = number_or_nan(j.at("top1"));
+  o.cache = operating_point_from_json(j.at("operating_point"));
+  o.plan_s = j.at("plan_s").get<double>();
+  if (!j.at("needle_in_top5").is_null()) o.needle_in_top5 = j.at("needle_in_top5").get<bool>();
+  o.answer = j.at("answer").get<std::string>();
+  return o;
+}
+
+// Reads the cases an earlier run of the same suite and methods wrote to `file` (--json rewrites
+// it after every case) into `totals`, so that a long evaluation cut short goes on where it
+// stopped. A missing or empty file is a fresh start; anything else that does not match is an
+// error naming what differs.
+void resume_from(const std::string& file, const std::vector<EvalMethod>& methods,
+                 const eval::Suite& suite, const std::vector<eval::EvalCase>& cases,
+                 std::vector<MethodTotals>& totals) {
+  std::error_code error;
+  if (!std::filesystem::exists(file, error) || std::filesystem::file_size(file, error) == 0) return;
+  const auto fail = [&](const std::string& why) {
+    return Error(fmt::format("--resume: {} {}", file, why));
+  };
+  try {
+    const nlohmann::json saved = nlohmann::json::parse(read_text_file(file));
+    if (saved.at("suite") != suite.source) {
+      throw fail(
+          fmt::format("holds suite {}, this run is of {}", saved.at("suite").dump(), suite.source));
+    }
+    const nlohmann::json& saved_methods = saved.at("methods");
+    if (saved_methods.size() != methods.size()) {
+      throw fail(fmt::format("holds {} methods, this run asks for {}", saved_methods.size(),
+                             methods.size()));
+    }
+    for (std::size_t m = 0; m < methods.size(); ++m) {
+      const nlohmann::json& saved_method = saved_methods[m];
+      if (saved_method.at("name") != methods[m].name ||
+          saved_method.at("overrides") != nlohmann::json(methods[m].overrides)) {
+        throw fail(fmt::format("has method {} ({}) where this run has {} ({})",
+                               saved_method.at("name").dump(), saved_method.at("overrides").dump(),
+                               methods[m].name, nlohmann::json(methods[m].overrides).dump()));
+      }
+      const nlohmann::json& saved_cases = saved_method.at("cases");
+      if (saved_cases.size() > cases.size() ||
+          (m > 0 && saved_cases.size() != totals[0].outcomes.size())) {
+        throw fail(fmt::format("holds {} cases of method {}; the suite has {}, the first method {}",
+                               saved_cases.size(), methods[m].name, cases.size(),
+                               totals[0].outcomes.size()));
+      }
+      for (std::size_t i = 0; i < saved_cases.size(); ++i) {
+        MethodCaseOutcome outcome = outcome_from_json(saved_cases[i]);
+        if (outcome.result.case_id != cases[i].id) {
+          throw fail(fmt::format("has case {} at position {}, where the suite has {}",
+                                 outcome.result.case_id, i + 1, cases[i].id));
+        }
+        totals[m].add(std::move(outcome), saved_cases[i].at("prefill_s").get<double>());
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw fail(fmt::format("is not the JSON of a cocktail eval run: {}", e.what()));
+  }
+}
+
 // The outputs are checked before the cases run, so that a typo in a path does not cost the
 // evaluation: the JSON file can be written (it is rewritten after every case), and the report
 // folder exists or is made.
@@ -292,22 +397,25 @@ void run(const EvalArgs& args) {
 
   std::vector<MethodTotals> totals;
   for (const EvalMethod& m : methods) totals.push_back({{m.name, eval::kNoValue, {}}, {}, {}});
+  if (args.resume) resume_from(args.json_out, methods, suite, cases, totals);
+  const std::size_t resumed = totals.front().outcomes.size();
+  if (resumed > 0) {
+    std::cerr << fmt::format("resuming: {} of {} cases read from {}\n", resumed, cases.size(),
+                             args.json_out);
+  }
   std::int64_t work = 0;
-  for (const auto& c : cases) work += std::max<std::int64_t>(c.target_tokens, 1);
+  for (std::size_t i = resumed; i < cases.size(); ++i) {
+    work += std::max<std::int64_t>(cases[i].target_tokens, 1);
+  }
   eval::Progress progress = eval::Progress::on_terminal("eval", work, "tokens");
-  for (const eval::EvalCase& c : cases) {
+  for (std::size_t i = resumed; i < cases.size(); ++i) {
+    const eval::EvalCase& c = cases[i];
     progress.set_detail(c.id);
     const CaseRun run = runner.run(c, [&](std::int64_t done, std::int64_t total) {
       progress.set_detail(fmt::format("{}, prefill {}/{} tokens", c.id, done, total));
     });
     progress.advance(std::max<std::int64_t>(c.target_tokens, 1));
-    for (std::size_t m = 0; m < methods.size(); ++m) {
-      totals[m].outcomes.push_back(run.methods[m]);
-      totals[m].prefill_s.push_back(run.prefill_s);
-      totals[m].results.cases.push_back(run.methods[m].result);
-      totals[m].results.avg_bits =
-          totals[m].mean([](const MethodCaseOutcome& o) { return o.cache.avg_bits(); });
-    }
+    for (std::size_t m = 0; m < methods.size(); ++m) totals[m].add(run.methods[m], run.prefill_s);
     if (!args.json_out.empty()) {
       write_file(args.json_out, results_json(totals, methods, suite).dump(2) + "\n");
     }
@@ -337,9 +445,15 @@ void add_eval_command(CLI::App& app) {
                       "Folder of .txt files the needles hide in (overrides the suite's)");
   command->add_option("--methods", args->methods, "Comma-separated methods (docs/eval.md)")
       ->capture_default_str();
-  command->add_option("--json", args->json_out, "Write the results as JSON to this file");
+  CLI::Option* json =
+      command->add_option("--json", args->json_out, "Write the results as JSON to this file");
   command->add_option("--report", args->report_dir,
                       "Write results.md, results.json and the SVG plots into this folder");
+  command
+      ->add_flag("--resume", args->resume,
+                 "Keep the cases the --json file holds from an earlier run of the same suite "
+                 "and methods, and run the rest")
+      ->needs(json);
   command->add_option("--max-tokens", args->max_tokens, "Most answer tokens per case and method")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();

@@ -154,6 +154,57 @@ common_words = 3
   EXPECT_FALSE(std::filesystem::exists(report + "/variable-tracking-fp16.svg"));
 }
 
+// A long run cut short goes on from its --json file: the cases there are kept as they are (the
+// marked answer survives), the rest run, and a file of other methods is refused naming them.
+TEST(EvalCommand, ResumeKeepsTheCasesOfTheJsonFileAndRunsTheRest) {
+  ScratchDir dir;
+  const std::string suite = dir.write("suite.toml", "haystack = \"" COCKTAIL_SOURCE_DIR
+                                                    "/tests/eval/data/haystack\"\n"
+                                                    R"(
+lengths = [128]
+depths = [0.5]
+kinds = ["niah", "multi-key", "variable-tracking"]
+)");
+  const std::string full = dir.path("full.json").string();
+  const std::vector<std::string> run = {"eval",      "--suite",      suite, "--methods",
+                                        "fp16,int2", "--max-tokens", "4",   "--resume"};
+  auto with_json = [&](const std::string& json) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), {"--json", json});
+    return run_cli(args);
+  };
+  const CliResult first = with_json(full);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const nlohmann::json whole = nlohmann::json::parse(read_file(full));
+
+  nlohmann::json cut = whole;
+  for (nlohmann::json& method : cut["methods"]) {
+    nlohmann::json first_case = method["cases"][0];
+    first_case["answer"] = "kept from the first run";
+    method["cases"] = nlohmann::json::array({first_case});
+  }
+  const std::string partial = dir.write("partial.json", cut.dump());
+  const CliResult resumed = with_json(partial);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_THAT(resumed.err, HasSubstr("resuming: 1 of 3 cases read from " + partial));
+  const nlohmann::json out = nlohmann::json::parse(read_file(partial));
+  for (std::size_t m = 0; m < 2; ++m) {
+    const nlohmann::json& cases = out["methods"][m]["cases"];
+    ASSERT_EQ(cases.size(), 3u);
+    EXPECT_EQ(cases[0]["answer"], "kept from the first run");
+    for (std::size_t i = 1; i < 3; ++i) {
+      EXPECT_EQ(cases[i]["id"], whole["methods"][m]["cases"][i]["id"]);
+      EXPECT_EQ(cases[i]["answer"], whole["methods"][m]["cases"][i]["answer"]);
+    }
+  }
+
+  const CliResult other = run_cli({"eval", "--suite", suite, "--methods", "fp16,int4",
+                                   "--max-tokens", "4", "--resume", "--json", partial});
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_THAT(other.err, HasSubstr("--resume: " + partial + " has method \"int2\""));
+  EXPECT_THAT(other.err, HasSubstr("where this run has int4"));
+}
+
 TEST(EvalCommand, UnknownMethodIsAnErrorListingTheKnownOnes) {
   const CliResult r = run_cli({"eval", "--methods", "fp16,int3"});
   EXPECT_EQ(r.exit_code, 1);
