@@ -206,5 +206,27 @@ TEST(SuiteTest, TheShippedRulerSuiteHasTheCasesIssue28AsksFor) {
   EXPECT_THAT(quick.lengths, ElementsAre(4096));
 }
 
+// SmolLM2's variant: the same cases but 8,000 tokens for 8K and no 16K, so that every context
+// fits its window of 8,192 tokens with the prompt and a 64-token answer.
+TEST(SuiteTest, TheSmolLm2RulerSuiteIsTheRulerSuiteInsideItsWindow) {
+  const auto shipped = [](const char* name) {
+    return load_suite(std::filesystem::path(COCKTAIL_SOURCE_DIR) / "bench/eval" / name);
+  };
+  const Suite ruler = shipped("ruler.toml");
+  const Suite smollm2 = shipped("ruler-smollm2.toml");
+  EXPECT_EQ(smollm2.kinds, ruler.kinds);
+  EXPECT_EQ(smollm2.depths, ruler.depths);
+  EXPECT_EQ(smollm2.samples, ruler.samples);
+  EXPECT_EQ(smollm2.needles, ruler.needles);
+  EXPECT_EQ(smollm2.common_words, ruler.common_words);
+  EXPECT_EQ(smollm2.seed, ruler.seed);
+  std::size_t total = 0;
+  for (CaseKind kind : smollm2.kinds) {
+    EXPECT_THAT(smollm2.lengths_of(kind), ElementsAre(4096, 8000)) << to_string(kind);
+    total += cases_of(smollm2, kind, 4096) + cases_of(smollm2, kind, 8000);
+  }
+  EXPECT_EQ(total, 46u);
+}
+
 }  // namespace
 }  // namespace cocktail::eval
