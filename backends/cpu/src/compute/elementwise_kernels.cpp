@@ -110,11 +110,14 @@ void RotateAdjacentPairs(float* v, int head_dim, const RopeRotation& rotation) {
   const float* c = rotation.c.data();
   const float* s = rotation.s.data();
   int d = 0;
-  for (; d + kLanes <= head_dim; d += int(kLanes)) {
-    const VF xv = hn::LoadU(df, v + d);
-    const VF rotated =
-        hn::MulAdd(xv, hn::LoadU(df, c + d), hn::Mul(hn::Reverse2(df, xv), hn::LoadU(df, s + d)));
-    hn::StoreU(rotated, df, v + d);
+  // Reverse2 swaps the two lanes of each pair, so a vector must hold pairs (SCALAR's has one lane).
+  if constexpr (kLanes >= 2) {
+    for (; d + kLanes <= head_dim; d += int(kLanes)) {
+      const VF xv = hn::LoadU(df, v + d);
+      const VF rotated =
+          hn::MulAdd(xv, hn::LoadU(df, c + d), hn::Mul(hn::Reverse2(df, xv), hn::LoadU(df, s + d)));
+      hn::StoreU(rotated, df, v + d);
+    }
   }
   for (; d < head_dim; d += 2) {
     const float x0 = v[d];
