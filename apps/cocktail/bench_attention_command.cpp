@@ -29,6 +29,7 @@ namespace {
 
 struct BenchArgs {
   ConfigArgs config;
+  SimdArgs simd;
   std::int64_t context_tokens = 32768;
   int kv_heads = 8;
   int head_dim = 128;
@@ -186,8 +187,10 @@ void run(const BenchArgs& args) {
   if (args.threads > 0) overrides.push_back("backend.cpu.threads=" + std::to_string(args.threads));
   ConfigArgs config = args.config;
   config.overrides = overrides;
+  args.simd.apply(config);
   const Engine engine(config.load());
   Backend& backend = *engine.backend();
+  args.simd.check_backend(backend);
   const int chunk = engine.settings().layout.group_size;
 
   const Plan mixed = mixed_plan(args.context_tokens, chunk, args.mix);
@@ -272,6 +275,7 @@ void add_bench_command(CLI::App& app) {
                    "MiB of device memory copied before each timed run, to empty the device's "
                    "last-level cache (0: none; GPUs: more than twice the L2)")
       ->check(CLI::Range(0, 1 << 16));
+  args->simd.add_to(*attention);
   attention->add_flag("--json", args->json, "Print JSON");
   attention->callback([args] { run(*args); });
   add_bench_decode_command(*bench);

@@ -26,6 +26,7 @@ namespace {
 
 struct DecodeBenchArgs {
   ConfigArgs config;
+  SimdArgs simd;
   std::optional<std::string> synthetic;  // a shape's name
   std::string context_file;
   std::int64_t context_tokens = 4096;
@@ -115,7 +116,9 @@ void print_text(const nlohmann::json& r) {
 }
 
 void run(const DecodeBenchArgs& args) {
-  const Config config = args.config.load();
+  ConfigArgs config_args = args.config;
+  args.simd.apply(config_args);
+  const Config config = config_args.load();
   models::ModelSettings settings = models::ModelSettings::from_options(config.model);
   if (args.synthetic) settings.path = synthetic_model(args);
   const models::LlamaModel model(settings.resolved_path());
@@ -132,12 +135,13 @@ void run(const DecodeBenchArgs& args) {
   require_kv_cache_memory(model, question, 2);
 
   // The FP16 cache: the same config with every chunk kept at FP16.
-  ConfigArgs fp16_args = args.config;
+  ConfigArgs fp16_args = config_args;
   fp16_args.overrides.push_back("engine.planner=uniform");
   fp16_args.overrides.push_back("planner.uniform.precision=fp16");
   const Config fp16_config = fp16_args.load();
   const Engine fp16_engine(fp16_config);
   const Engine engine(config);
+  args.simd.check_backend(*engine.backend());
   const models::QuestionAnswerer answerer(engine, model, settings);
   const models::QuestionAnswerer fp16_answerer(fp16_engine, answerer.weights(), settings);
   // Each round fills both caches, then decodes with them in turn, a token each (which goes
@@ -172,7 +176,10 @@ void run(const DecodeBenchArgs& args) {
     return runs[a]["tpot_ratio"].get<double>() < runs[b]["tpot_ratio"].get<double>();
   });
   const nlohmann::json& median = runs[order[order.size() / 2]];
+  const Backend& backend = *engine.backend();
   nlohmann::json result = {{"model", settings.resolved_path().filename().string()},
+                           {"backend", std::string(backend.name())},
+                           {"backend_detail", backend.device().availability.reason},
                            {"context_tokens", args.context_tokens},
                            {"gen_tokens", args.gen_tokens},
                            {"fp16", median["fp16"]},
@@ -211,6 +218,7 @@ void add_bench_decode_command(CLI::App& bench) {
       ->add_option("--repeat", args->repeat,
                    "Rounds of both caches decoding in turn; the median round is reported")
       ->check(CLI::Range(1, 100));
+  args->simd.add_to(*decode);
   decode->add_flag("--json", args->json, "Print JSON");
   decode->callback([args] { run(*args); });
 }

@@ -79,6 +79,27 @@ std::string read_text_file(const std::string& path) {
   return text.str();
 }
 
+void SimdArgs::add_to(CLI::App& command) {
+  command
+      .add_option("--simd", target,
+                  "SIMD target of the CPU backend's kernels, by Highway's name (AVX3_DL, AVX3, "
+                  "AVX2, SSE4, EMU128, NEON, ...); `cocktail backends` names this CPU's")
+      ->type_name("TARGET");
+}
+
+void SimdArgs::apply(ConfigArgs& config) const {
+  if (!target.empty()) config.overrides.push_back("backend.cpu.simd=" + target);
+}
+
+void SimdArgs::check_backend(const Backend& backend) const {
+  if (!target.empty() && backend.name() != "cpu") {
+    throw Error(
+        fmt::format("--simd {} picks the CPU backend's SIMD target; this run uses the {} "
+                    "backend",
+                    target, backend.name()));
+  }
+}
+
 void ConfigArgs::add_to(CLI::App& command, bool required) {
   auto* option = command.add_option("--config", file, "TOML config file (see docs/config.md)");
   if (required) option->required();

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cocktail/backend.hpp"
 #include "cocktail/config.hpp"
 #include "cocktail/kv_store.hpp"
 #include "cocktail/operating_point.hpp"
@@ -32,6 +33,18 @@ struct ConfigArgs {
 
   void add_to(CLI::App& command, bool required);
   Config load() const;  // defaults when no file was given
+};
+
+// --simd TARGET of the benchmarks: the CPU backend's SIMD target ([backend.cpu] simd), so that
+// targets can be compared on one machine.
+struct SimdArgs {
+  std::string target;  // empty: the config's
+
+  void add_to(CLI::App& command);
+  // Adds the override to `config`.
+  void apply(ConfigArgs& config) const;
+  // Refuses --simd for a run whose backend is not the CPU's.
+  void check_backend(const Backend& backend) const;
 };
 
 // --context-file F | --context TEXT, shared by the commands that read a document; without

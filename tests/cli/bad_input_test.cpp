@@ -254,6 +254,10 @@ std::vector<BadInput> config_rows() {
        plan({"--set", "engine.device=-1"}),
        {"engine.device", "= -1 is not allowed; allowed: an index from 0 or a name"}},
       {"set_empty_scorer", plan({"--set", "engine.scorer=''"}), {"engine.scorer"}},
+      {"set_unknown_simd_target",
+       plan({"--set", "backend.cpu.simd=AVX9"}),
+       {"--set backend.cpu.simd = \"AVX9\": not a SIMD target Highway has for this "
+        "architecture; this CPU runs: "}},
       {"plan_shape_with_attention_scorer",
        plan({"--set", "engine.scorer=attention", "--layers", "4"}),
        {"--layers, --kv-heads and --head-dim give the KV shape for text scorers",

@@ -33,6 +33,30 @@ TEST(CliBench, AttentionJsonComparesTheMixedCacheWithFp16) {
   EXPECT_DOUBLE_EQ(bench.at("byte_ratio_vs_fp16").get<double>(), fp16_bytes / mixed_bytes);
 }
 
+// --simd runs the kernels on another SIMD target and the JSON names it (SSE4: every x86-64 CPU
+// this runs on has it; Arm would take NEON). A target name Highway does not have fails naming
+// this CPU's.
+#if defined(__aarch64__)
+constexpr const char* kPortableTarget = "NEON";
+#else
+constexpr const char* kPortableTarget = "SSE4";
+#endif
+
+TEST(CliBench, AttentionRunsOnTheSimdTargetItIsGiven) {
+  const json bench =
+      json_of(run_cli({"bench", "attention", "--context-tokens", "256", "--kv-heads", "1",
+                       "--head-dim", "64", "--repeat", "1", "--simd", kPortableTarget, "--json"}));
+  ASSERT_TRUE(bench.is_object());
+  EXPECT_EQ(bench.at("backend_detail"),
+            std::string("runs on this CPU with SIMD target ") + kPortableTarget);
+
+  const CliResult unknown = run_cli({"bench", "attention", "--simd", "AVX9"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, ::testing::HasSubstr("--set backend.cpu.simd = \"AVX9\": not a SIMD "
+                                                "target Highway has for this architecture"));
+  EXPECT_THAT(unknown.err, ::testing::HasSubstr(kPortableTarget));
+}
+
 // With the real model (scripts/fetch-models): rounds of the FP16 and the configured cache
 // decoding in turn, and the round with the median TPOT ratio reported at the top.
 TEST(CliBench, DecodeJsonReportsEveryRoundAndTheMedianOne) {

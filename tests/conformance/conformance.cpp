@@ -1,5 +1,7 @@
 #include "conformance.hpp"
 
+#include <hwy/targets.h>
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -7,15 +9,25 @@
 
 #include "cocktail/backend_provider.hpp"
 #include "cocktail/error.hpp"
+#include "cocktail/options.hpp"
 #include "cocktail/stream.hpp"
 #include "support/random_kv.hpp"
 
 namespace cocktail::conformance {
+
+std::shared_ptr<BackendProvider> make_provider(const std::string& name) {
+  const std::size_t at = name.find('@');
+  if (at == std::string::npos) return registry().make_backend_provider(name);
+  Options options("backend.cpu", {"conformance test", 0});
+  options.set("simd", name.substr(at + 1), {"conformance test", 0});
+  return registry().make_backend_provider(name.substr(0, at), &options);
+}
+
 namespace {
 
 BackendUnderTest make_backend_under_test(const std::string& name) {
   try {
-    const std::shared_ptr<BackendProvider> provider = registry().make_backend_provider(name);
+    const std::shared_ptr<BackendProvider> provider = make_provider(name);
     const Availability availability = provider->availability();
     if (availability.score <= 0) {
       return {nullptr, "backend '" + name + "' cannot run here: " + availability.reason};
@@ -45,10 +57,32 @@ const PluginRegistry& registry() {
   return plugins;
 }
 
+std::vector<std::string> cpu_simd_targets() {
+  std::vector<std::string> accepted;
+  for (int bit = 0; bit < 63; ++bit) {
+    const std::string name = hwy::TargetName(std::int64_t(1) << bit);
+    if (name == "Unknown") continue;
+    try {
+      make_provider("cpu@" + name);
+      accepted.push_back(name);
+    } catch (const Error&) {
+      // Not a target this CPU runs, or one the backend was not built for.
+    }
+  }
+  make_provider("cpu");  // back to the best target
+  return accepted;
+}
+
 std::vector<std::string> backend_names() {
   std::vector<std::string> names;
   for (const PluginInfo& info : registry().plugins_of(PluginKind::backend)) {
     names.push_back(info.name);
+    if (info.name != "cpu") continue;
+    // The CPU backend once more on each SIMD target it runs here but the one "cpu" runs.
+    const std::string best = make_provider("cpu")->availability().reason;
+    for (const std::string& target : cpu_simd_targets()) {
+      if (!best.ends_with(" " + target)) names.push_back("cpu@" + target);
+    }
   }
   return names;
 }
@@ -71,6 +105,8 @@ const BackendUnderTest& backend_under_test(const std::string& name) {
 void BackendTest::SetUp() {
   const BackendUnderTest& under_test = backend_under_test(GetParam());
   if (!under_test.backend) GTEST_SKIP() << under_test.unavailable;
+  // The SIMD target is chosen process-wide as a CPU provider is made: make this test's again.
+  if (GetParam().starts_with("cpu")) make_provider(GetParam());
   backend_ = under_test.backend;
   stream_ = backend_->make_stream();
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cocktail/backend.hpp"
+#include "cocktail/backend_provider.hpp"
 #include "cocktail/kv_store.hpp"
 #include "cocktail/plan.hpp"
 #include "cocktail/plugin_registry.hpp"
@@ -43,7 +44,16 @@ std::vector<std::filesystem::path> extra_plugins();
 // plugins.
 const PluginRegistry& registry();
 
-// The names of every backend plugin the registry found, in its order.
+// The provider of a backend plugin, by a name of backend_names(): "cpu@AVX2" is the CPU
+// backend's with [backend.cpu] simd = "AVX2", which makes every CPU kernel of the process run
+// on AVX2 from then on.
+std::shared_ptr<BackendProvider> make_provider(const std::string& name);
+// The SIMD targets the CPU backend accepts for [backend.cpu] simd on this machine, best first,
+// by Highway's names: those it has kernels for and this CPU runs.
+std::vector<std::string> cpu_simd_targets();
+// The names of every backend plugin the registry found, in its order, and after "cpu" the CPU
+// backend on each of its other SIMD targets: "cpu@AVX2" is the CPU backend made with
+// [backend.cpu] simd = "AVX2".
 std::vector<std::string> backend_names();
 
 // The parameter as a test name: the backend's name with anything but letters and digits as '_'.

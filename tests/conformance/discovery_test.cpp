@@ -32,5 +32,19 @@ TEST(ConformanceDiscovery, FindsTheCpuBackendAndEveryExtraPlugin) {
   }
 }
 
+// The CPU backend runs the suite once more on each SIMD target it has here besides the one
+// "cpu" runs ("cpu@AVX2", ...), and each of those backends really runs on its target.
+TEST(ConformanceDiscovery, TheCpuBackendRunsOnEverySimdTargetOfThisCpu) {
+  const std::vector<std::string> targets = cpu_simd_targets();
+  ASSERT_GE(targets.size(), 2u) << "a CPU backend with fewer than two SIMD targets";
+  const std::vector<std::string> names = backend_names();
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const std::string name = i == 0 ? "cpu" : "cpu@" + targets[i];
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+    EXPECT_EQ(make_provider(name)->availability().reason,
+              "runs on this CPU with SIMD target " + targets[i]);
+  }
+}
+
 }  // namespace
 }  // namespace cocktail::conformance

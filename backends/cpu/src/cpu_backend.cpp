@@ -1,5 +1,6 @@
 #include "cpu_backend.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "memory/cpu_buffer.hpp"
 #include "memory/cpu_stream.hpp"
 #include "quant/quantizer.hpp"
+#include "simd_target.hpp"
 
 namespace cocktail::cpu {
 
@@ -46,6 +48,16 @@ DeviceInfo this_cpu() {
           {kCpuScore, std::string("runs on this CPU with SIMD target ") + simd_target_name()}};
 }
 
+// [backend.cpu] simd, applied as the provider is made, so that a bad name fails the config.
+void apply_simd_option(Options& options) {
+  const std::string name = options.get_string("simd", "auto");
+  try {
+    select_simd_target(name);
+  } catch (const Error& e) {
+    options.fail("simd", fmt::format("= \"{}\": {}", name, e.what()));
+  }
+}
+
 MatmulActivations read_activations(Options& options) {
   const std::string name =
       options.get_choice("matmul_activations", "int16", {"int8", "int16", "f32"});
@@ -57,7 +69,9 @@ MatmulActivations read_activations(Options& options) {
 
 CpuBackendProvider::CpuBackendProvider(Options& options)
     : settings_{int(options.get_int("threads", 0, 0, 1024)), read_activations(options),
-                options.get_bool("row_group_weights", true)} {}
+                options.get_bool("row_group_weights", true)} {
+  apply_simd_option(options);
+}
 
 Availability CpuBackendProvider::availability() const {
   return this_cpu().availability;

@@ -9,7 +9,8 @@ namespace cocktail::cpu {
 
 // What [backend.cpu] sets: threads (0 = all cores), matmul_activations (how quantized-weight
 // matmuls round activations) and row_group_weights (whether Compute::upload copies matrices for
-// the decode GEMV).
+// the decode GEMV). Its `simd` key (the kernels' SIMD target) is applied process-wide when the
+// provider is made (simd_target.hpp).
 struct CpuSettings {
   int threads = 0;
   MatmulActivations activations = MatmulActivations::int16;

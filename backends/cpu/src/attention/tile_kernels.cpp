@@ -20,11 +20,6 @@
 
 #include "quant/quantizer.hpp"
 
-// Highway 1.0.3 builds its AVX3_DL target (Ice Lake and later, with VNNI) only on request.
-#ifndef HWY_WANT_AVX3_DL
-#define HWY_WANT_AVX3_DL 1
-#endif
-
 // Highway compiles this file once per SIMD target: the order of these lines matters.
 // clang-format off
 #undef HWY_TARGET_INCLUDE
