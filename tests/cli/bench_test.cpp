@@ -26,11 +26,13 @@ TEST(CliBench, AttentionJsonComparesTheMixedCacheWithFp16) {
   EXPECT_TRUE(bench.at("bandwidth_fraction").is_number());
   EXPECT_TRUE(bench.at("speedup_vs_fp16").is_number());
 
+  // The mix 0.1/0.3/0.6 of FP16, INT4 and INT2 at 16, 4 + 1 and 2 + 1 bits an element (an FP16
+  // scale and zero per group of 32): 16 / (1.6 + 1.5 + 1.8) = 3.27, give or take the rounding
+  // of 32 chunks to the fractions.
   const auto mixed_bytes = bench.at("mixed").at("bytes").get<double>();
   const auto fp16_bytes = bench.at("fp16").at("bytes").get<double>();
-  EXPECT_LT(mixed_bytes, fp16_bytes);
-  EXPECT_GT(bench.at("byte_ratio_vs_fp16").get<double>(), 1.0);
-  EXPECT_DOUBLE_EQ(bench.at("byte_ratio_vs_fp16").get<double>(), fp16_bytes / mixed_bytes);
+  EXPECT_NEAR(fp16_bytes / mixed_bytes, 16.0 / 4.9, 0.25);
+  EXPECT_EQ(fp16_bytes, 1024.0 * 2 * 64 * 2 * 2);  // K and V in FP16, 2 heads x 64, one layer
 }
 
 // --simd runs the kernels on another SIMD target and the JSON names it (SSE4: every x86-64 CPU
@@ -72,16 +74,13 @@ TEST(CliBench, DecodeJsonReportsEveryRoundAndTheMedianOne) {
     const json& configured = run.at("configured");
     EXPECT_EQ(fp16.at("avg_bits").get<double>(), 16.0);
     EXPECT_LT(configured.at("kv_bytes").get<double>(), fp16.at("kv_bytes").get<double>());
-    EXPECT_DOUBLE_EQ(run.at("tpot_ratio").get<double>(),
-                     configured.at("tpot_s").get<double>() / fp16.at("tpot_s").get<double>());
+    // Each part is timed; "other" is the step's time beyond them, so it is positive only when
+    // the parts' timers do not overlap.
     for (const json* cache : {&fp16, &configured}) {
       const json& parts = cache->at("tpot_parts_s");
-      double sum = 0.0;
       for (const char* part : {"matmul", "attention", "logits", "other"}) {
         EXPECT_GT(parts.at(part).get<double>(), 0.0) << part;
-        sum += parts.at(part).get<double>();
       }
-      EXPECT_NEAR(sum, cache->at("tpot_s").get<double>(), 1e-9);
     }
     ratios.push_back(run.at("tpot_ratio").get<double>());
   }

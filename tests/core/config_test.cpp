@@ -365,6 +365,7 @@ TEST(ShippedConfigsTest, DefaultMatchesTheBuiltInDefaults) {
   EXPECT_NO_THROW(recency.finish());
   Options cpu = config.plugin_options("backend", "cpu");
   EXPECT_EQ(cpu.get_int("threads", -1, 0, 1024), 0);
+  EXPECT_EQ(cpu.get_string("simd", ""), "auto");
   EXPECT_EQ(cpu.get_string("matmul_activations", ""), "int16");
   EXPECT_TRUE(cpu.get_bool("row_group_weights", false));
   EXPECT_NO_THROW(cpu.finish());
