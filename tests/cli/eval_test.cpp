@@ -127,14 +127,19 @@ TEST(EvalCommand, KiviWindowKeepsTheNewest128TokensFp16AndCountsThem) {
   EXPECT_GT(window.at("kv_bytes_ratio").get<double>(), plain.at("kv_bytes_ratio").get<double>());
 }
 
+// A suite file of generated cases at 128 tokens and depth 0.5 in the tests' own haystack, with
+// `kinds` (TOML lines) saying which.
+std::string small_suite(ScratchDir& dir, const std::string& kinds) {
+  return dir.write("suite.toml", "haystack = \"" COCKTAIL_SOURCE_DIR
+                                 "/tests/eval/data/haystack\"\n"
+                                 "lengths = [128]\ndepths = [0.5]\n" +
+                                     kinds);
+}
+
 TEST(EvalCommand, RulerKindsRunWithTheModelsTokenizerAndGetAColumnEach) {
   ScratchDir dir;
-  const std::string suite = dir.write("suite.toml", "haystack = \"" COCKTAIL_SOURCE_DIR
-                                                    "/tests/eval/data/haystack\"\n"
-                                                    R"(
-lengths = [128]
-depths = [0.5]
-kinds = ["multi-key", "variable-tracking", "common-words"]
+  const std::string suite =
+      small_suite(dir, R"(kinds = ["multi-key", "variable-tracking", "common-words"]
 common_words = 3
 )");
   const std::string report = dir.path("report").string();
@@ -158,12 +163,7 @@ common_words = 3
 // marked answer survives), the rest run, and a file of other methods is refused naming them.
 TEST(EvalCommand, ResumeKeepsTheCasesOfTheJsonFileAndRunsTheRest) {
   ScratchDir dir;
-  const std::string suite = dir.write("suite.toml", "haystack = \"" COCKTAIL_SOURCE_DIR
-                                                    "/tests/eval/data/haystack\"\n"
-                                                    R"(
-lengths = [128]
-depths = [0.5]
-kinds = ["niah", "multi-key", "variable-tracking"]
+  const std::string suite = small_suite(dir, R"(kinds = ["niah", "multi-key", "variable-tracking"]
 )");
   const std::string full = dir.path("full.json").string();
   const std::vector<std::string> run = {"eval",      "--suite",      suite, "--methods",
