@@ -299,8 +299,7 @@ struct LaneWeights {
 };
 
 // Adds sets[1..N) into sets[0] pairwise (width W = N / 2 first), so that the sum's latency chain
-// is log2(N) adds long, not N - 1: a value dot is only 32 rows. One thread, 4K tokens, all INT2,
-// medians of 4: GQA 1 dim 128 160.3 against 162.9 µs, SmolLM2's shape 63.1 against 64.6 µs.
+// is log2(N) adds long, not N - 1: a value dot is only 32 rows, so the chain shows.
 template <int W, int N, int B>
 HWY_INLINE void add_pairwise(VF (&sets)[N][B][kLaneVecs]) {
   static_assert(std::has_single_bit(unsigned(N)));
@@ -320,7 +319,7 @@ HWY_INLINE void add_pairwise(VF (&sets)[N][B][kLaneVecs]) {
 // r = L·u + 4m + j. Each code is masked where it sits in its lane's low or high half instead of
 // shifted down, so it converts to code·2^pos with pos = 8(j mod 2) + m·bits < 16; the row weights
 // come pre-multiplied by 2^-pos (lane_row_unscale), exactly. One shift a unit instead of one a
-// code: at SmolLM2's shape (GQA 3, INT2, one thread, Zen 5) a layer takes 68 µs against 80 µs.
+// code.
 template <Precision P, int B>
 HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
                                VF (&acc)[B][kLaneVecs]) {
@@ -331,9 +330,8 @@ HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const Lan
   constexpr int L = lane_rows(bits);
   // Independent accumulator sets, alternating by row, so that a small head batch does not
   // wait on the latency of its own FMA chain. Eight sets for one head (a 128-row key dot is
-  // otherwise one chain of 32 FMAs a set: 32K, GQA 1, 2 threads, Zen 5, 0.842 against 0.883 ms),
-  // four for 2 or 3 heads; 4 heads keep two (with three: 107 µs against 55 µs, one thread,
-  // dim 128, GQA 4).
+  // otherwise one chain of 32 FMAs a set), four for 2 or 3 heads; 4 heads keep two (three ran
+  // out of registers and took twice as long).
   constexpr int chains = B * kLaneVecs;
   constexpr int sets = chains == 1 ? 8 : chains <= 3 ? 4 : std::max(1, 8 / chains);
   VF part[sets][B][kLaneVecs];
@@ -754,9 +752,8 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
   const float* q = task.q + std::size_t(h0 * task.head_dim);
   float* o = task.o + std::size_t(h0 * task.head_dim);
   // Lane-packed keys fold the next tile's key constants right after this tile's key dots, where
-  // they are independent work at the head of this tile's softmax chain: GQA 1, dim 128, all
-  // INT2, one thread, Zen 5: 20.4-20.9 against 21.2-21.8 µs (placed after the softmax step, the
-  // same early fold gains nothing).
+  // they are independent work at the head of this tile's softmax chain (placed after the softmax
+  // step, the same early fold gains nothing).
   constexpr bool lane_capable = P == Precision::int4 || P == Precision::int2;
   const bool fold_ahead = lane_capable && f.key.packing == CodePacking::lanes;
   auto fold = [&](std::int64_t i) {

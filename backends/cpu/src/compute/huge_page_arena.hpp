@@ -9,9 +9,8 @@ namespace cocktail::cpu {
 
 // Memory for the row-group copies of a model's matrices (CpuCompute::upload), carved in order
 // out of 2 MiB-aligned blocks that ask the kernel for huge pages. In 4 KiB pages the decode GEMV
-// waits on TLB misses: SmolLM2's 30 MB output matrix streamed from DRAM in 600-680 µs against
-// 360-390 µs in 2 MiB pages, and its 30 layers, whose matrices (0.07-0.6 MB) are too small for a
-// huge page each, in 1.24 against 1.21 ms with this arena (2 Zen 5 cores, docs/results.md).
+// waits on TLB misses, on large matrices (SmolLM2's output matrix) and on a model's many small
+// ones alike, each too small for a huge page of its own (measurements in docs/journal.md).
 // The kernel may refuse the hint (transparent huge pages off), which costs only that speed.
 // Space is never reused: it is for copies made once, when a model is loaded.
 class HugePageArena {

@@ -816,10 +816,9 @@ HWY_INLINE __m512i widen_q8_0(const std::uint8_t* p) {
 }
 
 // How many row tiles ahead the Q8_0 GEMV prefetches, into L2. This kernel decodes faster than
-// DRAM delivers (26 GB/s a core from L2), so it waits on latency. Prefetching one tile ahead into
-// L1 ran out of L1 miss buffers: SmolLM2's 28 MB output matrix took 1.4-1.8 ms from DRAM on 2
-// threads; four tiles ahead into L2, 0.7-0.9 ms (docs/results.md). The Q4 kernels decode at half
-// that rate and gain nothing from it.
+// DRAM delivers, so it waits on latency. Prefetching one tile ahead into L1 ran out of L1 miss
+// buffers; four tiles ahead into L2 about halved the time of SmolLM2's output matrix read from
+// DRAM (docs/journal.md). The Q4 kernels decode at half that rate and gain nothing from it.
 constexpr int kQ8PrefetchTiles = 4;
 
 // y[t][r0 + j] for j < R rows and t < N tokens of Q8_0 weights, 16-bit activations: a block
