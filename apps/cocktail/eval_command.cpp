@@ -262,9 +262,9 @@ void write_report(const std::filesystem::path& dir, const std::vector<MethodTota
                                                            "Answer found against average code bits",
                                                            "answer found (mean over cases)")));
   write_file(dir / "kld-vs-bits.svg",
-             eval::render_scatter_svg(eval::metric_vs_bits(results, eval::Metric::kld, {},
-                                                           "KL divergence from the FP16 cache",
-                                                           "mean KLD over answer tokens")));
+             eval::render_scatter_svg(eval::metric_vs_bits(
+                 results, eval::Metric::kld, {}, "KL divergence from the FP16 cache",
+                 "mean KLD over answer tokens (log scale)")));
 }
 
 double number_or_nan(const nlohmann::json& j) {

@@ -83,12 +83,29 @@ void draw_points(SvgWriter& svg, const std::vector<ScatterPoint>& points, const 
   }
 }
 
+// The y axis over the positive values; points at 0 (or below) are labelled as such, since they
+// sit on the axis's floor.
+PlotAxis logarithmic_y_axis(std::vector<ScatterPoint>& points) {
+  double min = INFINITY, max = -INFINITY;
+  for (ScatterPoint& p : points) {
+    if (p.y <= 0.0) {
+      p.label += " (0)";
+      continue;
+    }
+    min = std::min(min, p.y);
+    max = std::max(max, p.y);
+  }
+  return std::isfinite(min) ? log_axis(min, max) : log_axis(1.0, 10.0);
+}
+
 }  // namespace
 
 std::string render_scatter_svg(const ScatterPlot& plot) {
-  const std::vector<ScatterPoint> points = drawable(plot.points);
+  std::vector<ScatterPoint> points = drawable(plot.points);
   const PlotAxis x = axis_for(points, &ScatterPoint::x, std::nullopt, std::nullopt);
-  const PlotAxis y = axis_for(points, &ScatterPoint::y, plot.y_min, plot.y_max);
+  const PlotAxis y = plot.y_logarithmic
+                         ? logarithmic_y_axis(points)
+                         : axis_for(points, &ScatterPoint::y, plot.y_min, plot.y_max);
   SvgWriter svg(kLeft + kPlotW + kRight, kTop + kPlotH + kBottom);
   svg.text(10, 24, plot.title, "class='title' font-size='15' font-weight='bold'");
   draw_axes(svg, plot, x, y);
@@ -102,8 +119,12 @@ ScatterPlot metric_vs_bits(const std::vector<MethodResults>& methods, Metric met
   plot.title = std::move(title);
   plot.x_label = "average bits per KV element";
   plot.y_label = std::move(y_label);
-  plot.y_min = 0.0;
-  if (metric != Metric::kld) plot.y_max = 1.0;
+  if (metric == Metric::kld) {
+    plot.y_logarithmic = true;
+  } else {
+    plot.y_min = 0.0;
+    plot.y_max = 1.0;
+  }
   for (const MethodResults& method : methods) {
     const std::optional<double> mean = mean_metric(method.cases, metric, filter);
     if (mean && !std::isnan(method.avg_bits)) {

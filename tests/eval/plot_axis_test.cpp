@@ -41,6 +41,21 @@ TEST(PlotAxisTest, OneValueGetsAUnitWideAxis) {
   EXPECT_DOUBLE_EQ(axis.fraction(3.0), 0.5);
 }
 
+TEST(PlotAxisTest, LogAxisRunsFromDecadeToDecade) {
+  const PlotAxis axis = log_axis(0.003, 0.2);
+  EXPECT_DOUBLE_EQ(axis.lo, 0.001);
+  EXPECT_DOUBLE_EQ(axis.hi, 1.0);
+  ASSERT_EQ(axis.ticks.size(), 4u);
+  EXPECT_EQ(axis.label(axis.ticks[0]), "0.001");
+  EXPECT_EQ(axis.label(axis.ticks[3]), "1");
+  EXPECT_NEAR(axis.fraction(0.01), 1.0 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(axis.fraction(0.0), 0.0);
+  // One value, or values within a decade, still get a whole decade.
+  const PlotAxis one = log_axis(0.05, 0.05);
+  EXPECT_DOUBLE_EQ(one.lo, 0.01);
+  EXPECT_DOUBLE_EQ(one.hi, 0.1);
+}
+
 TEST(PlotAxisTest, NegativeZeroPrintsAsZero) {
   const PlotAxis axis = nice_axis(-1.0, 1.0);
   EXPECT_EQ(axis.label(-0.0), "0.0");

@@ -94,8 +94,27 @@ TEST(MetricVsBitsTest, OnePointPerMethodWithTheMetricAndBits) {
   const ScatterPlot kld = metric_vs_bits(methods, Metric::kld, {}, "KLD", "mean KLD");
   ASSERT_EQ(kld.points.size(), 2u);
   EXPECT_NEAR(kld.points[0].y, (0.02 + 0.04 + 0.02) / 3, 1e-12);
-  EXPECT_EQ(kld.y_min, 0.0);
-  EXPECT_FALSE(kld.y_max);
+  EXPECT_TRUE(kld.y_logarithmic);
+  EXPECT_FALSE(accuracy.y_logarithmic);
+}
+
+// KL divergences span decades (1e-4 for INT8, 1 and more for INT2 on some models): on a log axis
+// with a tick a decade, each point sits at its decade's fraction, and FP16's 0 on the floor.
+TEST(ScatterSvgTest, LogarithmicAxisHasADecadeATickAndZeroOnItsFloor) {
+  ScatterPlot plot;
+  plot.y_logarithmic = true;
+  plot.points = {{"fp16", 16.0, 0.0}, {"int8", 8.0, 0.0002}, {"int2", 2.0, 1.5}};
+  const std::string svg = render_scatter_svg(plot);
+  EXPECT_THAT(texts(svg, "y-tick"), ElementsAre("0.0001", "0.001", "0.01", "0.1", "1", "10"));
+  EXPECT_THAT(texts(svg, "point-label"), ElementsAre("fp16 (0)", "int8", "int2"));
+  auto y_ticks = elements(svg, "text", "y-tick");
+  auto points = elements(svg, "circle", "point");
+  const double floor = attribute(y_ticks.front(), "y") - 4;
+  const double top = attribute(y_ticks.back(), "y") - 4;
+  EXPECT_NEAR(attribute(points[0], "cy"), floor, 0.1);
+  // log10(0.0002) = -3.70: 0.30 of the way from 1e-4 to 1e1.
+  EXPECT_NEAR(attribute(points[1], "cy"), floor + (top - floor) * (std::log10(2.0) / 5), 0.1);
+  EXPECT_NEAR(attribute(points[2], "cy"), floor + (top - floor) * ((4 + std::log10(1.5)) / 5), 0.1);
 }
 
 }  // namespace

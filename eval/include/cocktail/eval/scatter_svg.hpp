@@ -23,6 +23,9 @@ struct ScatterPlot {
   std::vector<ScatterPoint> points;
   std::optional<double> y_min;
   std::optional<double> y_max;
+  // A logarithmic y axis over the positive values (y_min and y_max unused); a point at 0 sits on
+  // the axis's floor, its label marked "(0)".
+  bool y_logarithmic = false;
 };
 
 // Axes with round ticks and grid lines, one circle and one label per point. Points with a NaN
@@ -31,7 +34,7 @@ std::string render_scatter_svg(const ScatterPlot& plot);
 
 // One point per method: the mean of `metric` over the cases `filter` picks, against the
 // method's average bits. Methods without the metric or the bits are left out; scores (contains,
-// F1, top-1) get a 0..1 axis, KL divergence one from 0.
+// F1, top-1) get a 0..1 axis, KL divergence a logarithmic one (it spans decades).
 ScatterPlot metric_vs_bits(const std::vector<MethodResults>& methods, Metric metric,
                            const CaseFilter& filter, std::string title, std::string y_label);
 
