@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "cocktail/error.hpp"
 
@@ -31,13 +32,14 @@ std::int64_t target_bit(const std::string& name) {
   return 0;
 }
 
-}  // namespace
-
-std::vector<std::string> runnable_simd_targets() {
+// "AVX3_DL, AVX3, AVX2, ...": what the errors offer instead.
+std::string runnable_names() {
   std::vector<std::string> names;
   for (const std::int64_t target : cpu_targets()) names.emplace_back(hwy::TargetName(target));
-  return names;
+  return fmt::format("{}", fmt::join(names, ", "));
 }
+
+}  // namespace
 
 void select_simd_target(const std::string& name) {
   const std::vector<std::int64_t>& runnable = cpu_targets();
@@ -45,19 +47,19 @@ void select_simd_target(const std::string& name) {
     hwy::SetSupportedTargetsForTest(0);
     return;
   }
-  const std::string runnable_names = fmt::format("{}", fmt::join(runnable_simd_targets(), ", "));
   const std::int64_t target = target_bit(name);
   if (target == 0) {
     throw Error(
         fmt::format("not a SIMD target Highway has for this architecture; this CPU runs: {} "
                     "(or \"auto\")",
-                    runnable_names));
+                    runnable_names()));
   }
   if ((target & HWY_TARGETS) == 0) {
-    throw Error(fmt::format("this build has no kernels for it; this CPU runs: {}", runnable_names));
+    throw Error(
+        fmt::format("this build has no kernels for it; this CPU runs: {}", runnable_names()));
   }
   if (std::find(runnable.begin(), runnable.end(), target) == runnable.end()) {
-    throw Error(fmt::format("this CPU cannot run it; it runs: {}", runnable_names));
+    throw Error(fmt::format("this CPU cannot run it; it runs: {}", runnable_names()));
   }
   hwy::SetSupportedTargetsForTest(target);
 }
