@@ -13,7 +13,6 @@
 #include <array>
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -341,9 +340,11 @@ HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const Lan
   for (int u = 0; u < n_units; ++u) {
     hn::Vec<decltype(du)> halves[2][kLaneVecs];
     for (int v = 0; v < kLaneVecs; ++v) {
-      std::uint32_t lanes[kLanes];
-      std::memcpy(lanes, units + std::size_t(u) * kLaneUnitBytes + v * kLanes * 4, sizeof lanes);
-      halves[0][v] = hn::LoadU(du, lanes);
+      // Loaded in place (Highway's loads copy bytes, so the cast breaks no aliasing rule): a
+      // copy into a uint32_t array first made AVX2 builds store the unit to the stack in
+      // 16-byte halves and reload it whole, a stalled store forward every unit.
+      halves[0][v] = hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(
+                                       units + std::size_t(u) * kLaneUnitBytes + v * kLanes * 4));
       halves[1][v] = hn::ShiftRight<16>(halves[0][v]);
     }
     for (int j = 0; j < 4; ++j) {
