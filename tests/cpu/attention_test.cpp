@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "attention/tile_kernels.hpp"
 #include "cocktail/error.hpp"
 #include "kv_store.hpp"
 #include "support/random_kv.hpp"
@@ -112,6 +113,14 @@ struct Case {
   double tolerance = 1e-5;
 };
 
+// The float lane dots are held to the case's tolerance; the integer ones round the query and
+// the probabilities to 16 bits, 2^-16 of a head's largest weight (set by the keys' outlier
+// channel), which shows as up to 1e-3 over INT4 and INT2 tiles (the conformance suite's bound).
+double tolerance(const Case& c) {
+  const bool integer_codes = c.mix.int4 > 0.0 || c.mix.int2 > 0.0;
+  return integer_codes && integer_lane_dots() ? std::max(c.tolerance, 2e-3) : c.tolerance;
+}
+
 void expect_decode_matches_reference(const Case& c) {
   std::mt19937 rng(1234 + unsigned(c.context) + unsigned(c.gqa));
   KvStoreOptions opt;
@@ -132,7 +141,7 @@ void expect_decode_matches_reference(const Case& c) {
     for (int h = 0; h < q_heads; ++h) {
       const auto snap = store.snapshot(layer, h / c.gqa);
       const auto want = reference(snap, q.data() + h * c.dim, c.dim, scale, c.context + c.query);
-      EXPECT_LT(relative_error(out.data() + h * c.dim, want), c.tolerance)
+      EXPECT_LT(relative_error(out.data() + h * c.dim, want), tolerance(c))
           << "layer " << layer << " head " << h << " context " << c.context;
     }
   }

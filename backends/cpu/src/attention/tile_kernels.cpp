@@ -4,8 +4,10 @@
 //   keys per channel:  q·k = Σ_c (q_c s_c) k̂_c + Σ_c q_c z_c   (scaled query once per tile)
 //   values per token:  Σ_t p_t v_t = Σ_t (p_t s_t) v̂_t + Σ_t p_t z_t
 // Every query head of a KV head (GQA) is served from the same decoded codes.
-// INT4 / INT2 tiles in those two layouts are lane-packed (packed_layout.hpp) and decoded to
-// floats in place (float_lane_dot). Other tiles (FP16, INT8, NF4, other axes) are planar.
+// INT4 / INT2 tiles in those two layouts are lane-packed (packed_layout.hpp) and dotted in place,
+// as 16-bit integers against 16-bit row weights (int_lane_dot) on targets where that beats
+// converting every code to a float (float_lane_dot). Other tiles (FP16, INT8, NF4, other axes)
+// are planar.
 
 #include "attention/tile_kernels.hpp"
 
@@ -172,6 +174,9 @@ class LatePrefetch {
 struct KeyFold {
   float* qm;    // [B][D] query times key scale
   float* bias;  // [B] Σ_c q_c·z_c
+  // The integer lane dot's copy of qm (quantize_row_pairs): [B][D] words and [B] scales.
+  std::int32_t* words;
+  float* word_scale;
 };
 
 // Per-task scratch, sized for the largest head batch.
@@ -183,7 +188,10 @@ struct Scratch {
   std::vector<float> qm;  // [2][B][D]
   std::size_t qm_stride = 0;
   float key_bias[2][8] = {};
-  std::vector<float> extra;  // [B][groups] query sums of per-token key groups
+  std::vector<std::int32_t> key_words;  // [2][B][D], the folds' rows for int_lane_dot
+  float key_word_scale[2][8] = {};
+  std::vector<std::int32_t> value_words;  // [B][T], one value group's rows for int_lane_dot
+  std::vector<float> extra;               // [B][groups] query sums of per-token key groups
   // Per head and value group, Σ_t p_t·z_t lane by lane, rescaled with o and added to it once
   // per batch (run_batch) instead of reduced across lanes every tile.
   std::vector<float> zero_lanes;  // [B][value groups][kLanes]
@@ -193,7 +201,10 @@ struct Scratch {
   // without a reduction across lanes; run_batch reduces it once.
   alignas(64) float lane_sums[8][kLanes] = {};
 
-  KeyFold fold(int slot) { return {qm.data() + std::size_t(slot) * qm_stride, key_bias[slot]}; }
+  KeyFold fold(int slot) {
+    const std::size_t at = std::size_t(slot) * qm_stride;
+    return {qm.data() + at, key_bias[slot], key_words.data() + at, key_word_scale[slot]};
+  }
 };
 
 // ---- keys: scores[h][t] = q_h · k_t for the tile's tokens ----
@@ -291,10 +302,13 @@ constexpr int kLaneVecs = kLaneColumns / int(kLanes);
 constexpr std::size_t kLaneUnitBytes = 64;
 
 // The row weights of a lane dot for each head of a batch (the scaled query along channels for
-// keys, the scaled probabilities along tokens for values), pre-scaled by lane_row_unscale.
+// keys, the scaled probabilities along tokens for values): for float_lane_dot as floats
+// pre-scaled by lane_row_unscale, for int_lane_dot as quantize_row_pairs made them.
 template <int B>
 struct LaneWeights {
-  const float* rows[B] = {};  // [n_rows]
+  const float* rows[B] = {};          // [n_rows]
+  const std::int32_t* words[B] = {};  // [n_rows]
+  float scale[B] = {};
 };
 
 // Adds sets[1..N) into sets[0] pairwise (width W = N / 2 first), so that the sum's latency chain
@@ -368,6 +382,122 @@ HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const Lan
   }
 }
 
+// Where INT4 / INT2 lane dots multiply 16-bit codes by 16-bit row weights (int_lane_dot:
+// ReorderWidenMulAccumulate, i.e. vpmaddwd, smlal) instead of converting each code to a float.
+// The float path needs an AND, a conversion and an FMA a code, and with 8 lanes or fewer that
+// work, not memory, bounds a tile; AVX-512's 16 float lanes reach the byte ratio as they are.
+// Not on the scalar target, whose one lane cannot hold a pair of 16-bit codes.
+#if HWY_TARGET == HWY_SCALAR
+constexpr bool kIntegerLaneDots = false;
+// Declared for the branches that kIntegerLaneDots discards; never defined here.
+template <int bits>
+float quantize_row_pairs(const float* w, int n_rows, std::int32_t* words);
+template <Precision P, int B>
+void int_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
+                  VF (&acc)[B][kLaneVecs]);
+#else
+constexpr bool kIntegerLaneDots = HWY_TARGET != HWY_AVX3 && HWY_TARGET != HWY_AVX3_DL;
+
+// Rows of lane-dot weights as int_lane_dot reads them. Each row is rounded to an int16 at one
+// scale for all rows, as fine as int32 sums of n_rows products with `bits`-bit codes allow
+// (32767 at the largest |w| for every shape the kernels see), so the rounding, at most 2^-16 of
+// the largest weight, stays far below the codes' own. A 32-bit word holds rows r and r + 2 in
+// its low and high halves, the two codes one lane of int_lane_dot holds side by side; it is
+// stored at index r of words for r % 4 in {0, 1} (indices r % 4 in {2, 3} are left unused).
+// Returns the scale that turns the integer dot back into the float one.
+template <int bits>
+float quantize_row_pairs(const float* w, int n_rows, std::int32_t* words) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  VF vmax = hn::Zero(df);
+  for (int r = 0; r < n_rows; r += int(kLanes)) vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, w + r)));
+  const float wmax = hn::GetLane(hn::MaxOfLanes(df, vmax));
+  const float limit = std::min(
+      32767.0f, float(std::numeric_limits<std::int32_t>::max() / (n_rows * ((1 << bits) - 1))));
+  const float to_int = wmax > 0.0f ? limit / wmax : 0.0f;
+  for (int r = 0; r < n_rows; r += int(kLanes)) {
+    const auto q = hn::NearestInt(hn::Mul(hn::LoadU(df, w + r), hn::Set(df, to_int)));
+    // Lanes r, r + 1 of each 4-lane block take rows r + 2, r + 3 as their high halves.
+    const auto word =
+        hn::Or(hn::And(q, hn::Set(di, 0xFFFF)), hn::ShiftLeft<16>(hn::Shuffle1032(q)));
+    hn::StoreU(word, di, words + r);
+  }
+  return wmax / limit;
+}
+
+// acc[h][0..] = Σ_r w_h[r]·code[r][col], as float_lane_dot, from the 32-bit lanes of the units
+// split into 16-bit codes: shifted by 8j + m·bits and masked, lane (col) holds the codes of rows
+// 4m + j and 4m + j + 2 (bytes j and j + 2) in its halves, multiplied by one word of row weights
+// and summed into an int32 per column in one instruction.
+template <Precision P, int B>
+HWY_INLINE void int_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
+                             VF (&acc)[B][kLaneVecs]) {
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const hn::RebindToUnsigned<DF> du;
+  const hn::Repartition<std::int16_t, decltype(di)> d16;
+  using VI = hn::Vec<decltype(di)>;
+  constexpr int bits = code_bits(P);
+  constexpr int L = lane_rows(bits);
+  // Two accumulator sets, alternating by byte, for short head batches: a 128-row key dot is
+  // otherwise one chain of 8 (INT4) or 16 (INT2) adds a unit.
+  constexpr int sets = B * kLaneVecs <= 4 ? 2 : 1;
+  VI sum[sets][B][kLaneVecs];
+  VI odd[sets][B][kLaneVecs];  // ReorderWidenMulAccumulate's second sum (NEON's upper halves)
+  for (int k = 0; k < sets; ++k) {
+    for (int h = 0; h < B; ++h) {
+      for (int v = 0; v < kLaneVecs; ++v) sum[k][h][v] = odd[k][h][v] = hn::Zero(di);
+    }
+  }
+  const auto mask = hn::Set(du, ((1u << bits) - 1) * 0x00010001u);
+  for (int u = 0; u < n_units; ++u) {
+    hn::Vec<decltype(du)> lanes[kLaneVecs];
+    for (int v = 0; v < kLaneVecs; ++v) {
+      lanes[v] = hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(
+                                   units + std::size_t(u) * kLaneUnitBytes + v * kLanes * 4));
+    }
+#pragma GCC unroll 8
+    for (int m = 0; m < 8 / bits; ++m) {
+#pragma GCC unroll 2
+      for (int j = 0; j < 2; ++j) {
+        hn::Vec<decltype(d16)> codes[kLaneVecs];
+        for (int v = 0; v < kLaneVecs; ++v) {
+          codes[v] =
+              hn::BitCast(d16, hn::And(hn::ShiftRightSame(lanes[v], 8 * j + m * bits), mask));
+        }
+        for (int h = 0; h < B; ++h) {
+          const auto weight = hn::BitCast(d16, hn::Set(di, w.words[h][L * u + 4 * m + j]));
+          for (int v = 0; v < kLaneVecs; ++v) {
+            sum[j % sets][h][v] = hn::ReorderWidenMulAccumulate(
+                di, codes[v], weight, sum[j % sets][h][v], odd[j % sets][h][v]);
+          }
+        }
+      }
+    }
+  }
+  for (int h = 0; h < B; ++h) {
+    for (int v = 0; v < kLaneVecs; ++v) {
+      VI total = hn::RearrangeToOddPlusEven(sum[0][h][v], odd[0][h][v]);
+      if constexpr (sets == 2) {
+        total = hn::Add(total, hn::RearrangeToOddPlusEven(sum[1][h][v], odd[1][h][v]));
+      }
+      acc[h][v] = hn::Mul(hn::ConvertTo(df, total), hn::Set(df, w.scale[h]));
+    }
+  }
+}
+
+#endif  // HWY_TARGET == HWY_SCALAR
+
+template <Precision P, int B>
+HWY_INLINE void lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
+                         VF (&acc)[B][kLaneVecs]) {
+  if constexpr (kIntegerLaneDots) {
+    int_lane_dot<P, B>(units, n_units, w, acc);
+  } else {
+    float_lane_dot<P, B>(units, n_units, w, acc);
+  }
+}
+
 // What float_lane_dot needs each row weight multiplied by: 2^-pos for a row's code position,
 // by row mod 16 (a unit's L rows, repeated).
 template <Precision P>
@@ -392,12 +522,15 @@ void lane_key_scores(const TileFormat& f, const std::uint8_t* tile, const KeyFol
   const int T = f.tokens;
   const int D = f.head_dim;
   LaneWeights<B> w;
-  for (int h = 0; h < B; ++h) w.rows[h] = k.qm + h * D;
+  for (int h = 0; h < B; ++h) {
+    w.rows[h] = k.qm + h * D;
+    w.words[h] = k.words + h * D;
+    w.scale[h] = k.word_scale[h];
+  }
   const int units = D / lane_rows(code_bits(P));
   for (int tb = 0; tb < T; tb += kLaneColumns) {
     VF acc[B][kLaneVecs];
-    float_lane_dot<P, B>(tile + std::size_t(tb / kLaneColumns * units) * kLaneUnitBytes, units, w,
-                         acc);
+    lane_dot<P, B>(tile + std::size_t(tb / kLaneColumns * units) * kLaneUnitBytes, units, w, acc);
     for (int h = 0; h < B; ++h) {
       const VF bias = hn::Set(df, k.bias[h]);
       for (int i = 0; i < kLaneVecs; ++i) {
@@ -712,16 +845,22 @@ void lane_values(const TileFormat& f, const std::uint8_t* values, int valid, flo
   const int G = f.value_spec.group_size;
   const ValueTerms v = value_terms<P, B>(
       as_halves(values + f.value.scales_offset), as_halves(values + f.value.zeros_offset),
-      QuantAxis::per_token, G, T, valid, D, s, lane_row_unscale<P>());
+      QuantAxis::per_token, G, T, valid, D, s, kIntegerLaneDots ? nullptr : lane_row_unscale<P>());
   const int units = T / lane_rows(code_bits(P));
   for (int g = 0; g < v.groups; ++g) {
     LaneWeights<B> w;
-    for (int h = 0; h < B; ++h)
+    for (int h = 0; h < B; ++h) {
       w.rows[h] = v.weights + std::size_t(h * v.groups + g) * std::size_t(T);
+      if constexpr (kIntegerLaneDots) {
+        std::int32_t* words = s.value_words.data() + std::size_t(h * T);
+        w.scale[h] = quantize_row_pairs<code_bits(P)>(w.rows[h], T, words);
+        w.words[h] = words;
+      }
+    }
     for (int cb = g * G; cb < std::min(D, (g + 1) * G); cb += kLaneColumns) {
       VF acc[B][kLaneVecs];
-      float_lane_dot<P, B>(values + std::size_t(cb / kLaneColumns * units) * kLaneUnitBytes, units,
-                           w, acc);
+      lane_dot<P, B>(values + std::size_t(cb / kLaneColumns * units) * kLaneUnitBytes, units, w,
+                     acc);
       for (int h = 0; h < B; ++h) {
         const VF factor = hn::Set(df, s.factor[h]);
         for (int i = 0; i < kLaneVecs; ++i) {
@@ -759,8 +898,17 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
   const bool fold_ahead = lane_capable && f.key.packing == CodePacking::lanes;
   auto fold = [&](std::int64_t i) {
     if constexpr (lane_capable) {
-      fold_key_constants<P, B>(f, seg.data + std::size_t(i) * f.bytes, q, s.fold(int(i % 2)),
-                               lane_row_unscale<P>());
+      const KeyFold k = s.fold(int(i % 2));
+      const std::uint8_t* tile = seg.data + std::size_t(i) * f.bytes;
+      if constexpr (kIntegerLaneDots) {
+        fold_key_constants<P, B>(f, tile, q, k);
+        for (int h = 0; h < B; ++h) {
+          const std::size_t row = std::size_t(h * f.head_dim);
+          k.word_scale[h] = quantize_row_pairs<code_bits(P)>(k.qm + row, f.head_dim, k.words + row);
+        }
+      } else {
+        fold_key_constants<P, B>(f, tile, q, k, lane_row_unscale<P>());
+      }
     }
   };
   if (fold_ahead) fold(first);
@@ -904,6 +1052,8 @@ void AttendRange(const RangeTask& task) {
   s.weights.resize(std::size_t(batch_max * T * value_groups));
   s.qm_stride = std::size_t(batch_max * D);
   s.qm.resize(2 * s.qm_stride);
+  s.key_words.resize(2 * s.qm_stride);
+  s.value_words.resize(std::size_t(batch_max * T));
   s.extra.resize(std::size_t(batch_max * D));
   // Query heads in batches of 8, 4, 3, 2, 1: each batch shares one decode of every code. A
   // batch of 3 serves GQA groups of 3 (SmolLM2) in one pass instead of two.
@@ -932,6 +1082,10 @@ const char* TargetName() {
   return hwy::TargetName(HWY_TARGET);
 }
 
+bool IntegerLaneDots() {
+  return kIntegerLaneDots;
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace cocktail::cpu
 HWY_AFTER_NAMESPACE();
@@ -941,6 +1095,7 @@ namespace cocktail::cpu {
 
 HWY_EXPORT(AttendRange);
 HWY_EXPORT(TargetName);
+HWY_EXPORT(IntegerLaneDots);
 
 void attend_range(const RangeTask& task) {
   HWY_DYNAMIC_DISPATCH(AttendRange)(task);
@@ -948,6 +1103,10 @@ void attend_range(const RangeTask& task) {
 
 const char* simd_target_name() {
   return HWY_DYNAMIC_DISPATCH(TargetName)();
+}
+
+bool integer_lane_dots() {
+  return HWY_DYNAMIC_DISPATCH(IntegerLaneDots)();
 }
 
 std::int64_t count_tiles(const HeadView& head, std::int64_t tail_visible, int tile_tokens) {

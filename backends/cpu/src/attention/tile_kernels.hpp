@@ -33,4 +33,8 @@ void attend_range(const RangeTask& task);
 // The SIMD target attend_range uses here, for reports ("AVX3", "AVX2", ...).
 const char* simd_target_name();
 
+// Whether attend_range, on that target, dots lane-packed INT4 / INT2 tiles as 16-bit integers
+// against the query and the probabilities rounded to 16 bits (else it converts codes to floats).
+bool integer_lane_dots();
+
 }  // namespace cocktail::cpu
