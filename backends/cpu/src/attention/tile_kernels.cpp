@@ -172,8 +172,9 @@ class LatePrefetch {
 
 // The query folded with one tile's per-channel key constants (fold_key_constants).
 struct KeyFold {
-  float* qm;    // [B][D] query times key scale
-  float* bias;  // [B] Σ_c q_c·z_c
+  float* qm;      // [B][D] query times key scale
+  float* bias;    // [B] Σ_c q_c·z_c
+  float* qm_max;  // [B] max_c |qm[h][c]|
   // The integer lane dot's copy of qm (quantize_row_pairs): [B][D] words and [B] scales.
   std::int32_t* words;
   float* word_scale;
@@ -188,6 +189,7 @@ struct Scratch {
   std::vector<float> qm;  // [2][B][D]
   std::size_t qm_stride = 0;
   float key_bias[2][8] = {};
+  float key_qm_max[2][8] = {};
   std::vector<std::int32_t> key_words;  // [2][B][D], the folds' rows for int_lane_dot
   float key_word_scale[2][8] = {};
   std::vector<std::int32_t> value_words;  // [B][T], one value group's rows for int_lane_dot
@@ -203,7 +205,8 @@ struct Scratch {
 
   KeyFold fold(int slot) {
     const std::size_t at = std::size_t(slot) * qm_stride;
-    return {qm.data() + at, key_bias[slot], key_words.data() + at, key_word_scale[slot]};
+    return {qm.data() + at, key_bias[slot], key_qm_max[slot], key_words.data() + at,
+            key_word_scale[slot]};
   }
 };
 
@@ -282,15 +285,20 @@ void fold_key_constants(const TileFormat& f, const std::uint8_t* tile, const flo
   const std::uint16_t* zeros = as_halves(tile + f.key.zeros_offset);
   constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
   for (int h = 0; h < B; ++h) {
-    VF bias = hn::Zero(df);
+    // Two bias sums, so that the FMAs of neighbouring vectors do not wait on each other.
+    VF bias[2] = {hn::Zero(df), hn::Zero(df)};
+    VF vmax = hn::Zero(df);
     for (int c = 0; c < D; c += int(kLanes)) {
       const VF qc = hn::LoadU(df, q + h * D + c);
       VF scaled = P == Precision::fp16 ? qc : hn::Mul(qc, load_halves(scales + c));
       if (row_unscale) scaled = hn::Mul(scaled, hn::LoadU(df, row_unscale + c % kLaneColumns));
       hn::StoreU(scaled, df, out.qm + h * D + c);
-      if constexpr (has_zero) bias = hn::MulAdd(qc, load_halves(zeros + c), bias);
+      vmax = hn::Max(vmax, hn::Abs(scaled));
+      VF& b = bias[c / int(kLanes) % 2];
+      if constexpr (has_zero) b = hn::MulAdd(qc, load_halves(zeros + c), b);
     }
-    out.bias[h] = hn::GetLane(hn::SumOfLanes(df, bias));
+    out.bias[h] = hn::GetLane(hn::SumOfLanes(df, hn::Add(bias[0], bias[1])));
+    out.qm_max[h] = hn::GetLane(hn::MaxOfLanes(df, vmax));
   }
 }
 
@@ -300,6 +308,14 @@ static_assert(std::endian::native == std::endian::little,
               "lane-packed codes are read as 32-bit lanes whose byte j is bits 8j..8j+7");
 constexpr int kLaneVecs = kLaneColumns / int(kLanes);
 constexpr std::size_t kLaneUnitBytes = 64;
+
+// max_i |x[i]| over n floats, n a multiple of kLanes.
+HWY_INLINE float max_abs(const float* x, int n) {
+  const DF df;
+  VF vmax = hn::Zero(df);
+  for (int i = 0; i < n; i += int(kLanes)) vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, x + i)));
+  return hn::GetLane(hn::MaxOfLanes(df, vmax));
+}
 
 // The row weights of a lane dot for each head of a batch (the scaled query along channels for
 // keys, the scaled probabilities along tokens for values): for float_lane_dot as floats
@@ -391,7 +407,7 @@ HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const Lan
 constexpr bool kIntegerLaneDots = false;
 // Declared for the branches that kIntegerLaneDots discards; never defined here.
 template <int bits>
-float quantize_row_pairs(const float* w, int n_rows, std::int32_t* words);
+float quantize_row_pairs(const float* w, int n_rows, float wmax, std::int32_t* words);
 template <Precision P, int B>
 void int_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
                   VF (&acc)[B][kLaneVecs]);
@@ -399,21 +415,20 @@ void int_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& 
 constexpr bool kIntegerLaneDots = HWY_TARGET != HWY_AVX3 && HWY_TARGET != HWY_AVX3_DL;
 
 // Rows of lane-dot weights as int_lane_dot reads them. Each row is rounded to an int16 at one
-// scale for all rows, as fine as int32 sums of n_rows products with `bits`-bit codes allow
-// (32767 at the largest |w| for every shape the kernels see), so the rounding, at most 2^-16 of
-// the largest weight, stays far below the codes' own. A 32-bit word holds rows r and r + 2 in
-// its low and high halves, the two codes one lane of int_lane_dot holds side by side; it is
-// stored at index r of words for r % 4 in {0, 1} (indices r % 4 in {2, 3} are left unused).
-// Returns the scale that turns the integer dot back into the float one.
+// scale for all rows, as fine as int32 sums of n_rows products with the codes int_lane_dot
+// makes (below 256) allow: 32767 at the largest |w| for the head sizes models use, a rounding
+// far below the codes' own. A 32-bit word holds rows r and r + 2 in its low and high halves, the
+// two codes one lane of int_lane_dot holds side by side; it is stored at index r of words for
+// r % 4 in {0, 1} (indices r % 4 in {2, 3} are left unused). Returns the scale that turns the
+// integer dot back into the float one. wmax is the largest |w[r]|.
 template <int bits>
-float quantize_row_pairs(const float* w, int n_rows, std::int32_t* words) {
+float quantize_row_pairs(const float* w, int n_rows, float wmax, std::int32_t* words) {
   const DF df;
   const hn::RebindToSigned<DF> di;
-  VF vmax = hn::Zero(df);
-  for (int r = 0; r < n_rows; r += int(kLanes)) vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, w + r)));
-  const float wmax = hn::GetLane(hn::MaxOfLanes(df, vmax));
+  const int rows_per_plane = n_rows / (8 / bits);
+  // In floats: an integer division here took a tenth of an INT2 tile's time on AVX2.
   const float limit = std::min(
-      32767.0f, float(std::numeric_limits<std::int32_t>::max() / (n_rows * ((1 << bits) - 1))));
+      32767.0f, float(std::numeric_limits<std::int32_t>::max()) / float(rows_per_plane * 255));
   const float to_int = wmax > 0.0f ? limit / wmax : 0.0f;
   for (int r = 0; r < n_rows; r += int(kLanes)) {
     const auto q = hn::NearestInt(hn::Mul(hn::LoadU(df, w + r), hn::Set(df, to_int)));
@@ -426,9 +441,11 @@ float quantize_row_pairs(const float* w, int n_rows, std::int32_t* words) {
 }
 
 // acc[h][0..] = Σ_r w_h[r]·code[r][col], as float_lane_dot, from the 32-bit lanes of the units
-// split into 16-bit codes: shifted by 8j + m·bits and masked, lane (col) holds the codes of rows
-// 4m + j and 4m + j + 2 (bytes j and j + 2) in its halves, multiplied by one word of row weights
-// and summed into an int32 per column in one instruction.
+// split into 16-bit codes: masked where they sit (bytes j and j + 2 after a shift by 8j), lane
+// (col) holds the codes of rows 4m + j and 4m + j + 2 in its halves, worth code·2^(m·bits),
+// multiplied by one word of row weights and summed into an int32 per column in one instruction.
+// Each plane m has its own sums, scaled back by 2^-(m·bits) once at the end (exactly), which
+// saves a shift a code.
 template <Precision P, int B>
 HWY_INLINE void int_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
                              VF (&acc)[B][kLaneVecs]) {
@@ -439,49 +456,40 @@ HWY_INLINE void int_lane_dot(const std::uint8_t* units, int n_units, const LaneW
   using VI = hn::Vec<decltype(di)>;
   constexpr int bits = code_bits(P);
   constexpr int L = lane_rows(bits);
-  // Two accumulator sets, alternating by byte, for short head batches: a 128-row key dot is
-  // otherwise one chain of 8 (INT4) or 16 (INT2) adds a unit.
-  constexpr int sets = B * kLaneVecs <= 4 ? 2 : 1;
-  VI sum[sets][B][kLaneVecs];
-  VI odd[sets][B][kLaneVecs];  // ReorderWidenMulAccumulate's second sum (NEON's upper halves)
-  for (int k = 0; k < sets; ++k) {
-    for (int h = 0; h < B; ++h) {
-      for (int v = 0; v < kLaneVecs; ++v) sum[k][h][v] = odd[k][h][v] = hn::Zero(di);
+  constexpr int planes = 8 / bits;
+  // One vector of columns at a time, over every unit: the sums of all a unit's vectors at once
+  // (INT2: 4 planes x 2 vectors on AVX2) do not fit in 16 registers with the codes and masks.
+  for (int v = 0; v < kLaneVecs; ++v) {
+    VI sum[planes][B];
+    VI odd[planes][B];  // ReorderWidenMulAccumulate's second sum (NEON's upper halves)
+    for (int m = 0; m < planes; ++m) {
+      for (int h = 0; h < B; ++h) sum[m][h] = odd[m][h] = hn::Zero(di);
     }
-  }
-  const auto mask = hn::Set(du, ((1u << bits) - 1) * 0x00010001u);
-  for (int u = 0; u < n_units; ++u) {
-    hn::Vec<decltype(du)> lanes[kLaneVecs];
-    for (int v = 0; v < kLaneVecs; ++v) {
-      lanes[v] = hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(
+    for (int u = 0; u < n_units; ++u) {
+      hn::Vec<decltype(du)> bytes[2];  // [j]: the lanes shifted by 8j
+      bytes[0] = hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(
                                    units + std::size_t(u) * kLaneUnitBytes + v * kLanes * 4));
-    }
+      bytes[1] = hn::ShiftRight<8>(bytes[0]);
 #pragma GCC unroll 8
-    for (int m = 0; m < 8 / bits; ++m) {
+      for (int m = 0; m < planes; ++m) {
+        const auto mask = hn::Set(du, (((1u << bits) - 1) << (m * bits)) * 0x00010001u);
 #pragma GCC unroll 2
-      for (int j = 0; j < 2; ++j) {
-        hn::Vec<decltype(d16)> codes[kLaneVecs];
-        for (int v = 0; v < kLaneVecs; ++v) {
-          codes[v] =
-              hn::BitCast(d16, hn::And(hn::ShiftRightSame(lanes[v], 8 * j + m * bits), mask));
-        }
-        for (int h = 0; h < B; ++h) {
-          const auto weight = hn::BitCast(d16, hn::Set(di, w.words[h][L * u + 4 * m + j]));
-          for (int v = 0; v < kLaneVecs; ++v) {
-            sum[j % sets][h][v] = hn::ReorderWidenMulAccumulate(
-                di, codes[v], weight, sum[j % sets][h][v], odd[j % sets][h][v]);
+        for (int j = 0; j < 2; ++j) {
+          const auto codes = hn::BitCast(d16, hn::And(bytes[j], mask));
+          for (int h = 0; h < B; ++h) {
+            const auto weight = hn::BitCast(d16, hn::Set(di, w.words[h][L * u + 4 * m + j]));
+            sum[m][h] = hn::ReorderWidenMulAccumulate(di, codes, weight, sum[m][h], odd[m][h]);
           }
         }
       }
     }
-  }
-  for (int h = 0; h < B; ++h) {
-    for (int v = 0; v < kLaneVecs; ++v) {
-      VI total = hn::RearrangeToOddPlusEven(sum[0][h][v], odd[0][h][v]);
-      if constexpr (sets == 2) {
-        total = hn::Add(total, hn::RearrangeToOddPlusEven(sum[1][h][v], odd[1][h][v]));
+    for (int h = 0; h < B; ++h) {
+      VF total = hn::Zero(df);
+      for (int m = 0; m < planes; ++m) {
+        const VF plane = hn::ConvertTo(df, hn::RearrangeToOddPlusEven(sum[m][h], odd[m][h]));
+        total = hn::MulAdd(plane, hn::Set(df, 1.0f / float(1 << (m * bits))), total);
       }
-      acc[h][v] = hn::Mul(hn::ConvertTo(df, total), hn::Set(df, w.scale[h]));
+      acc[h][v] = hn::Mul(total, hn::Set(df, w.scale[h]));
     }
   }
 }
@@ -853,7 +861,7 @@ void lane_values(const TileFormat& f, const std::uint8_t* values, int valid, flo
       w.rows[h] = v.weights + std::size_t(h * v.groups + g) * std::size_t(T);
       if constexpr (kIntegerLaneDots) {
         std::int32_t* words = s.value_words.data() + std::size_t(h * T);
-        w.scale[h] = quantize_row_pairs<code_bits(P)>(w.rows[h], T, words);
+        w.scale[h] = quantize_row_pairs<code_bits(P)>(w.rows[h], T, max_abs(w.rows[h], T), words);
         w.words[h] = words;
       }
     }
@@ -904,7 +912,8 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
         fold_key_constants<P, B>(f, tile, q, k);
         for (int h = 0; h < B; ++h) {
           const std::size_t row = std::size_t(h * f.head_dim);
-          k.word_scale[h] = quantize_row_pairs<code_bits(P)>(k.qm + row, f.head_dim, k.words + row);
+          k.word_scale[h] =
+              quantize_row_pairs<code_bits(P)>(k.qm + row, f.head_dim, k.qm_max[h], k.words + row);
         }
       } else {
         fold_key_constants<P, B>(f, tile, q, k, lane_row_unscale<P>());
