@@ -46,6 +46,14 @@ constexpr int kVecs = int(kBlock / kLanes);
 constexpr float kMasked = -3.0e38f;
 constexpr std::size_t kPrefetchTileBytes = 8192;
 
+// Where INT4 / INT2 lane dots multiply 16-bit codes by 16-bit row weights (int_lane_dot:
+// ReorderWidenMulAccumulate, i.e. vpmaddwd, smlal) instead of converting each code to a float.
+// The float path needs an AND, a conversion and an FMA a code, and with 8 lanes or fewer that
+// work, not memory, bounds a tile; AVX-512's 16 float lanes reach the byte ratio as they are.
+// Not on the scalar target, whose one lane cannot hold a pair of 16-bit codes.
+constexpr bool kIntegerLaneDots =
+    HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_AVX3 && HWY_TARGET != HWY_AVX3_DL;
+
 // FP16 values are kept as their bit patterns (uint16_t) and widened in registers.
 const std::uint16_t* as_halves(const std::uint8_t* p) {
   return reinterpret_cast<const std::uint16_t*>(p);
@@ -285,17 +293,20 @@ void fold_key_constants(const TileFormat& f, const std::uint8_t* tile, const flo
   const std::uint16_t* zeros = as_halves(tile + f.key.zeros_offset);
   constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
   for (int h = 0; h < B; ++h) {
-    // Two bias sums, so that the FMAs of neighbouring vectors do not wait on each other.
+    // Two bias sums, so that the FMAs of neighbouring vectors do not wait on each other (the
+    // head dimension is a multiple of 32, so of two vectors).
     VF bias[2] = {hn::Zero(df), hn::Zero(df)};
     VF vmax = hn::Zero(df);
-    for (int c = 0; c < D; c += int(kLanes)) {
-      const VF qc = hn::LoadU(df, q + h * D + c);
-      VF scaled = P == Precision::fp16 ? qc : hn::Mul(qc, load_halves(scales + c));
-      if (row_unscale) scaled = hn::Mul(scaled, hn::LoadU(df, row_unscale + c % kLaneColumns));
-      hn::StoreU(scaled, df, out.qm + h * D + c);
-      vmax = hn::Max(vmax, hn::Abs(scaled));
-      VF& b = bias[c / int(kLanes) % 2];
-      if constexpr (has_zero) b = hn::MulAdd(qc, load_halves(zeros + c), b);
+    for (int c0 = 0; c0 < D; c0 += 2 * int(kLanes)) {
+      for (int k = 0; k < 2; ++k) {
+        const int c = c0 + k * int(kLanes);
+        const VF qc = hn::LoadU(df, q + h * D + c);
+        VF scaled = P == Precision::fp16 ? qc : hn::Mul(qc, load_halves(scales + c));
+        if (row_unscale) scaled = hn::Mul(scaled, hn::LoadU(df, row_unscale + c % kLaneColumns));
+        hn::StoreU(scaled, df, out.qm + h * D + c);
+        if constexpr (kIntegerLaneDots) vmax = hn::Max(vmax, hn::Abs(scaled));
+        if constexpr (has_zero) bias[k] = hn::MulAdd(qc, load_halves(zeros + c), bias[k]);
+      }
     }
     out.bias[h] = hn::GetLane(hn::SumOfLanes(df, hn::Add(bias[0], bias[1])));
     out.qm_max[h] = hn::GetLane(hn::MaxOfLanes(df, vmax));
@@ -398,13 +409,7 @@ HWY_INLINE void float_lane_dot(const std::uint8_t* units, int n_units, const Lan
   }
 }
 
-// Where INT4 / INT2 lane dots multiply 16-bit codes by 16-bit row weights (int_lane_dot:
-// ReorderWidenMulAccumulate, i.e. vpmaddwd, smlal) instead of converting each code to a float.
-// The float path needs an AND, a conversion and an FMA a code, and with 8 lanes or fewer that
-// work, not memory, bounds a tile; AVX-512's 16 float lanes reach the byte ratio as they are.
-// Not on the scalar target, whose one lane cannot hold a pair of 16-bit codes.
 #if HWY_TARGET == HWY_SCALAR
-constexpr bool kIntegerLaneDots = false;
 // Declared for the branches that kIntegerLaneDots discards; never defined here.
 template <int bits>
 float quantize_row_pairs(const float* w, int n_rows, float wmax, std::int32_t* words);
@@ -412,7 +417,6 @@ template <Precision P, int B>
 void int_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
                   VF (&acc)[B][kLaneVecs]);
 #else
-constexpr bool kIntegerLaneDots = HWY_TARGET != HWY_AVX3 && HWY_TARGET != HWY_AVX3_DL;
 
 // Rows of lane-dot weights as int_lane_dot reads them. Each row is rounded to an int16 at one
 // scale for all rows, as fine as int32 sums of n_rows products with the codes int_lane_dot
