@@ -20,6 +20,7 @@
 
 #include "cocktail/dequantize.hpp"
 #include "cocktail/error.hpp"
+#include "cocktail/float16.hpp"
 #include "compute/cpu_compute.hpp"
 #include "compute/huge_page_arena.hpp"
 #include "compute/matmul_kernels.hpp"
@@ -34,7 +35,7 @@ namespace {
 using Bytes = std::vector<std::byte>;
 
 std::uint16_t half_bits(double x) {
-  return std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
+  return std::bit_cast<std::uint16_t>(static_cast<Float16>(x));
 }
 
 void put_u16(Bytes& b, std::size_t at, std::uint16_t v) {

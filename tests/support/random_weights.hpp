@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cocktail/dequantize.hpp"
+#include "cocktail/float16.hpp"
 
 namespace cocktail::testing {
 
@@ -23,7 +24,7 @@ constexpr TensorType kAllWeightTypes[] = {TensorType::f32,  TensorType::f16,  Te
 
 // Writes x as an FP16 at byte `at` of b.
 inline void put_half(Bytes& b, std::size_t at, double x) {
-  const auto bits = std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
+  const auto bits = std::bit_cast<std::uint16_t>(static_cast<Float16>(x));
   std::memcpy(b.data() + at, &bits, 2);
 }
 

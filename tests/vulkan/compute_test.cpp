@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cocktail/dequantize.hpp"
+#include "cocktail/float16.hpp"
 #include "compute/vulkan_compute.hpp"
 #include "compute/vulkan_weights.hpp"
 #include "support/random_kv.hpp"
@@ -33,7 +34,7 @@ std::vector<std::byte> random_blocks(TensorType type, std::int64_t rows, std::in
   std::vector<std::byte> b(row_bytes(type, cols) * std::size_t(rows));
   std::uniform_int_distribution<int> byte(0, 255);
   for (std::byte& x : b) x = std::byte(byte(rng));
-  const auto scale = std::bit_cast<std::uint16_t>(static_cast<_Float16>(1.0f / 512));
+  const auto scale = std::bit_cast<std::uint16_t>(static_cast<Float16>(1.0f / 512));
   const std::size_t halves = type == TensorType::q4_k ? 2 : 1;  // d, and Q4_K's dmin
   for (std::size_t at = 0; at < b.size(); at += std::size_t(info(type).block_bytes)) {
     for (std::size_t h = 0; h < halves; ++h) std::memcpy(b.data() + at + 2 * h, &scale, 2);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cocktail/error.hpp"
+#include "cocktail/float16.hpp"
 #include "cocktail/models/bpe_tokenizer.hpp"
 #include "cocktail/models/model_cache.hpp"
 #include "cocktail/models/vocabulary.hpp"
@@ -224,7 +225,7 @@ void SyntheticLlama::fill(std::size_t tensor, std::span<std::byte> out) const {
   // A standard deviation of 1/sqrt(cols): an output has the RMS of its input, which a norm
   // brings to 1 before every matrix.
   const float spread = 1.0f / std::sqrt(float(recipe.cols));
-  const auto scale = std::bit_cast<std::uint16_t>(static_cast<_Float16>(spread / kCodeStd));
+  const auto scale = std::bit_cast<std::uint16_t>(static_cast<Float16>(spread / kCodeStd));
   const std::uint64_t seed = mix64(kSeed + tensor);
   const std::size_t row = row_bytes(TensorType::q4_0, recipe.cols);
   const std::size_t rows = out.size() / row;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "../safetensors/safetensors_writer.hpp"
+#include "cocktail/float16.hpp"
 
 namespace cocktail::testing {
 namespace {
@@ -105,7 +106,7 @@ void TinyBert::add(const std::string& name, std::vector<std::int64_t> shape, dou
   Tensor t{std::move(shape), std::vector<double>(count), half};
   for (double& v : t.values) {
     v = offset + dist(rng);
-    v = half ? double(static_cast<_Float16>(v)) : double(float(v));
+    v = half ? double(static_cast<Float16>(v)) : double(float(v));
   }
   tensors_.emplace(name, std::move(t));
 }
@@ -140,7 +141,7 @@ std::filesystem::path TinyBert::write(const TempDir& dir,
     Bytes data;
     if (t.half) {
       for (const double v : t.values) {
-        const auto h = static_cast<_Float16>(v);
+        const auto h = static_cast<Float16>(v);
         const auto* p = reinterpret_cast<const std::byte*>(&h);
         data.insert(data.end(), p, p + 2);
       }

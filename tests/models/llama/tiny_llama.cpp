@@ -6,6 +6,8 @@
 #include <random>
 #include <string>
 
+#include "cocktail/float16.hpp"
+
 namespace cocktail::testing {
 namespace {
 
@@ -13,7 +15,7 @@ namespace {
 constexpr std::uint32_t kTypeF32 = 0, kTypeF16 = 1, kTypeQ8_0 = 8;
 
 void put_half(Bytes& out, float x) {
-  const auto h = static_cast<_Float16>(x);
+  const auto h = static_cast<Float16>(x);
   std::uint16_t bits;
   std::memcpy(&bits, &h, 2);
   out.push_back(std::byte(bits & 0xFF));
@@ -21,7 +23,7 @@ void put_half(Bytes& out, float x) {
 }
 
 double half_value(float x) {
-  return double(static_cast<float>(static_cast<_Float16>(x)));
+  return double(static_cast<float>(static_cast<Float16>(x)));
 }
 
 // Encodes one row in `type` and returns the values the encoding decodes to (ggml's formulas:

@@ -5,19 +5,20 @@
 #include <cstdint>
 #include <span>
 
+#include "cocktail/float16.hpp"
 #include "cocktail/quant_spec.hpp"
 #include "cocktail/quantizer.hpp"
 
 namespace cocktail::cpu {
 
 // IEEE binary16 conversions with round-to-nearest-even. Highway 1.0.3 has no scalar F16
-// helpers (and its emulated DemoteTo truncates), so these use the compiler's _Float16.
+// helpers (and its emulated DemoteTo truncates), so these use the compiler's half type.
 inline std::uint16_t f16_bits_from_f32(float x) {
-  return std::bit_cast<std::uint16_t>(static_cast<_Float16>(x));
+  return std::bit_cast<std::uint16_t>(static_cast<Float16>(x));
 }
 
 inline float f32_from_f16_bits(std::uint16_t bits) {
-  return static_cast<float>(std::bit_cast<_Float16>(bits));
+  return static_cast<float>(std::bit_cast<Float16>(bits));
 }
 
 // The CPU backend's quantizer; writes and reads the block format of packed_layout.hpp.

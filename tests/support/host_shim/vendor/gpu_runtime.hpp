@@ -22,6 +22,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "cocktail/float16.hpp"
+
 #define __host__
 #define __device__
 #define __global__
@@ -66,10 +68,10 @@ struct __half_raw {
 };
 
 struct __half {
-  _Float16 value;
+  cocktail::Float16 value;
 
   __half() = default;
-  __half(__half_raw raw) : value(std::bit_cast<_Float16>(raw.x)) {}
+  __half(__half_raw raw) : value(std::bit_cast<cocktail::Float16>(raw.x)) {}
   operator __half_raw() const { return {std::bit_cast<unsigned short>(value)}; }
 };
 
@@ -78,7 +80,7 @@ inline float __half2float(__half h) {
 }
 inline __half __float2half_rn(float x) {
   __half h;
-  h.value = static_cast<_Float16>(x);
+  h.value = static_cast<cocktail::Float16>(x);
   return h;
 }
 
