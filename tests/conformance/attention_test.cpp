@@ -14,6 +14,7 @@
 #include "cocktail/error.hpp"
 #include "conformance.hpp"
 #include "reference.hpp"
+#include "support/decode_tolerance.hpp"
 #include "support/random_kv.hpp"
 
 namespace cocktail::conformance {
@@ -21,18 +22,6 @@ namespace {
 
 // Softmax attention in float32 over a few hundred tokens stays well inside this.
 constexpr double kTolerance = 1e-4;
-// Over INT4 / INT2 tiles a kernel may take integer dot products of the codes with the query
-// and the probabilities rounded to 16 bits (the CPU backend below AVX-512 does). The rounding is
-// 2^-16 of a head's largest weight, which the keys' outlier channel sets, and shows as up to
-// 1e-3 here (INT2, GQA 8). A misread code, scale or tile is far more.
-constexpr double kIntegerDotTolerance = 2e-3;
-
-double tolerance(const KvStore& store) {
-  const Plan& plan = store.plan();
-  const bool integer_codes = plan.tokens_at(Precision::int4) + plan.tokens_at(Precision::int2) > 0;
-  return integer_codes ? kIntegerDotTolerance : kTolerance;
-}
-
 constexpr int kChunkLengths[] = {32, 64, 48, 32};  // a 48-token chunk ends inside a tile
 constexpr Precision kMixed[] = {Precision::int4, Precision::fp16, Precision::int2,
                                 Precision::int8, Precision::nf4,  Precision::int2};
@@ -113,7 +102,8 @@ class AttentionConformance : public BackendTest {
         const auto at = std::size_t(h * dim);
         const std::vector<double> want = attention_reference(
             ordered, q.subspan(at, std::size_t(dim)), softmax_scale(dim), visible);
-        EXPECT_LT(relative_error(out.subspan(at, std::size_t(dim)), want), tolerance(store))
+        EXPECT_LT(relative_error(out.subspan(at, std::size_t(dim)), want),
+                  testing::decode_tolerance(store, kTolerance))
             << where << ", query head " << h;
       }
     }

@@ -16,6 +16,7 @@
 #include "cocktail/error.hpp"
 #include "cocktail/text_pieces.hpp"
 #include "expect_config_error.hpp"
+#include "support/decode_tolerance.hpp"
 #include "support/error_of.hpp"
 #include "support/random_kv.hpp"
 
@@ -132,7 +133,8 @@ void expect_decode_matches_reference(Session& session, std::mt19937& rng) {
       ASSERT_EQ(rows.positions.size(), std::size_t(session.store().n_tokens()));
       const std::vector<double> want =
           reference_attention(rows, q.data() + h * dim, dim, session.softmax_scale());
-      EXPECT_LT(relative_error(out.data() + h * dim, want), 1e-5)
+      EXPECT_LT(relative_error(out.data() + h * dim, want),
+                testing::decode_tolerance(session.store(), 1e-5))
           << "layer " << layer << ", query head " << h;
     }
   }
