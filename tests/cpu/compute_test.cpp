@@ -331,9 +331,14 @@ std::int64_t cols_for(TensorType t) {
 }
 
 // Bits of the activations matmul rounds to, for `mode` and weights of `type`.
-int activation_bits(MatmulActivations mode, TensorType type) {
-  if (mode == MatmulActivations::f32 || !integer_gemm_supported(type)) return 0;
-  return mode == MatmulActivations::int8 ? 8 : 16;
+// The bits a product of n tokens rounds its activations to: the mode's, where this CPU runs the
+// integer GEMV (decode, n <= kGemvMaxTokens) or GEMM for the type; else none (float).
+int activation_bits(MatmulActivations mode, TensorType type, std::int64_t n) {
+  if (mode == MatmulActivations::f32) return 0;
+  const int bits = mode == MatmulActivations::int8 ? 8 : 16;
+  const bool integer =
+      n <= kGemvMaxTokens ? integer_gemv_supported(type, bits) : integer_gemm_supported(type);
+  return integer ? bits : 0;
 }
 
 TEST(Matmul, EveryTypeTokenCountAndActivationMode) {
@@ -348,7 +353,7 @@ TEST(Matmul, EveryTypeTokenCountAndActivationMode) {
         const Problem p(t, 70, cols_for(t), n, seed++);
         std::vector<float> y(std::size_t(n * p.rows), NAN);
         compute.matmul(in_place(compute, p.w), p.x, n, y);
-        p.check(y, activation_bits(mode, t), "matmul mode " + std::to_string(int(mode)));
+        p.check(y, activation_bits(mode, t, n), "matmul mode " + std::to_string(int(mode)));
       }
     }
   }
@@ -459,40 +464,50 @@ TEST(Matmul, IntegerGemmIsExactOnQuantizedActivations) {
   }
 }
 
-// The integer GEMV (decode with rounded activations) and its row-group form, called directly on
-// row ranges that do not start or end on a 4-row group (one range of 2 rows inside a tile), for
-// every token count it serves, on short rows and rows of 70 blocks.
+// The integer GEMV (decode with rounded activations) on every SIMD target that has one, and the
+// VNNI kernels' row-group form, called directly on row ranges that do not start or end on a
+// 4-row group (one range of 2 rows inside a tile), for every token count it serves, on short rows
+// and rows of 70 blocks.
 TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
-  if (!integer_gemv_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no integer GEMV on this CPU";
-  HugePageArena arena;
-  for (int bits : {8, 16}) {
-    for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
-      if (!integer_gemv_supported(t, bits)) continue;
-      for (const std::int64_t cols : {std::int64_t(96), std::int64_t(2240)}) {
-        for (std::int64_t n = 1; n <= kGemvMaxTokens; ++n) {
-          const Problem p(t, 45, cols, n, 400 + unsigned(t) + unsigned(cols) + unsigned(n));
-          QuantizedActivations xq(bits, p.n, p.cols);
-          quantize_activations(p.x.data(), 0, p.n, xq);
-          if (bits == 16) split_byte_planes(xq);
-          std::vector<float> y(std::size_t(p.n * p.rows), NAN);
-          int_gemv_rows(p.w, xq, n, y.data(), 0, 19);
-          int_gemv_rows(p.w, xq, n, y.data(), 19, 21);
-          int_gemv_rows(p.w, xq, n, y.data(), 21, p.rows);
-          expect_exact_on_quantized_activations(p, xq, y, "gemv");
-          // The same over the row-group copy: whole groups, then a last one of 13 rows.
-          const RowGroupWeights groups(p.w, arena);
-          std::fill(y.begin(), y.end(), NAN);
-          row_group_gemv(groups, xq, n, y.data(), 0, 16);
-          row_group_gemv(groups, xq, n, y.data(), 16, p.rows);
-          expect_exact_on_quantized_activations(p, xq, y, "row groups");
+  int kernels = 0;
+  testing::for_each_simd_target([&kernels](std::int64_t bit) {
+    HugePageArena arena;
+    for (int bits : {8, 16}) {
+      for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
+        const IntegerGemv kind = integer_gemv(t, bits);
+        if (kind == IntegerGemv::none) continue;
+        ++kernels;
+        const std::string target = hwy::TargetName(bit);
+        for (const std::int64_t cols : {std::int64_t(96), std::int64_t(2240)}) {
+          for (std::int64_t n = 1; n <= kGemvMaxTokens; ++n) {
+            const Problem p(t, 45, cols, n, 400 + unsigned(t) + unsigned(cols) + unsigned(n));
+            QuantizedActivations xq(bits, p.n, p.cols);
+            quantize_activations(p.x.data(), 0, p.n, xq);
+            if (kind == IntegerGemv::vnni && bits == 16) split_byte_planes(xq);
+            std::vector<float> y(std::size_t(p.n * p.rows), NAN);
+            int_gemv_rows(p.w, xq, n, y.data(), 0, 19);
+            int_gemv_rows(p.w, xq, n, y.data(), 19, 21);
+            int_gemv_rows(p.w, xq, n, y.data(), 21, p.rows);
+            expect_exact_on_quantized_activations(p, xq, y, "gemv on " + target);
+            if (kind != IntegerGemv::vnni) continue;
+            // The same over the row-group copy: whole groups, then a last one of 13 rows.
+            const RowGroupWeights groups(p.w, arena);
+            std::fill(y.begin(), y.end(), NAN);
+            row_group_gemv(groups, xq, n, y.data(), 0, 16);
+            row_group_gemv(groups, xq, n, y.data(), 16, p.rows);
+            expect_exact_on_quantized_activations(p, xq, y, "row groups");
+          }
         }
       }
     }
-  }
-  EXPECT_TRUE(integer_gemv_supported(TensorType::q4_0, 8));
-  EXPECT_FALSE(integer_gemv_supported(TensorType::q8_0, 8));
-  EXPECT_FALSE(integer_gemv_supported(TensorType::q4_k, 16));
-  EXPECT_FALSE(integer_gemv_supported(TensorType::f16, 16));
+    EXPECT_EQ(integer_gemv(TensorType::q4_k, 16), IntegerGemv::none);
+    EXPECT_EQ(integer_gemv(TensorType::f16, 16), IntegerGemv::none);
+    EXPECT_EQ(integer_gemv(TensorType::q8_0, 8), IntegerGemv::none);
+    if (bit == HWY_AVX3_DL) {
+      EXPECT_EQ(integer_gemv(TensorType::q4_0, 8), IntegerGemv::vnni);
+    }
+  });
+  if (kernels == 0) GTEST_SKIP() << "no integer GEMV on this CPU";
 }
 
 TEST(Matmul, QuantizedActivationsRoundPerBlock) {
@@ -547,14 +562,17 @@ TEST(Matmul, SameResultForAnyThreadCount) {
 // Every SIMD target this CPU runs gives a correct GEMV and GEMM, not only the best one.
 TEST(Matmul, EverySupportedSimdTarget) {
   testing::for_each_simd_target([](std::int64_t bit) {
-    CpuCompute compute(2);
-    for (TensorType t : kAllTypes) {
-      for (std::int64_t n : {1, 21}) {
-        const Problem p(t, 40, cols_for(t), n, 5);
-        std::vector<float> y(std::size_t(n * p.rows), NAN);
-        compute.matmul(in_place(compute, p.w), p.x, n, y);
-        p.check(y, activation_bits(MatmulActivations::int8, t),
-                std::string("target ") + hwy::TargetName(bit));
+    for (MatmulActivations mode : {MatmulActivations::int8, MatmulActivations::int16}) {
+      CpuCompute compute(2, mode);
+      for (TensorType t : kAllTypes) {
+        for (std::int64_t n : {1, 21}) {
+          const Problem p(t, 40, cols_for(t), n, 5);
+          std::vector<float> y(std::size_t(n * p.rows), NAN);
+          compute.matmul(in_place(compute, p.w), p.x, n, y);
+          p.check(
+              y, activation_bits(mode, t, n),
+              std::string("target ") + hwy::TargetName(bit) + " mode " + std::to_string(int(mode)));
+        }
       }
     }
     if (bit != HWY_AVX3_DL) {
@@ -600,7 +618,7 @@ TEST(Matmul, SharedInputEqualsSeparateCalls) {
           compute.matmul(weights[i], problems[0].x, n, separate[i]);
         }
         compute.matmul_shared_input(problems[0].x, n, outputs);
-        problems[0].check(batched[0], activation_bits(mode, types[0]), "shared input");
+        problems[0].check(batched[0], activation_bits(mode, types[0], n), "shared input");
         for (std::size_t i = 0; i < problems.size(); ++i) {
           EXPECT_EQ(batched[i], separate[i]) << "output " << i << " " << to_string(types[i])
                                              << " n=" << n << " mode " << int(mode);
@@ -614,7 +632,7 @@ TEST(Matmul, SharedInputEqualsSeparateCalls) {
 // those give the reference products for decode and prefill token counts, alone and in a batch
 // whose split between the threads falls inside an output's group.
 TEST(Matmul, RowGroupCopiesGiveTheReferenceProducts) {
-  if (!integer_gemv_supported(TensorType::q4_1, 16))
+  if (integer_gemv(TensorType::q4_1, 16) != IntegerGemv::vnni)
     GTEST_SKIP() << "no row-group GEMV on this CPU";
   const CpuCompute compute(2, MatmulActivations::int16);
   for (TensorType t : kAllTypes) {
@@ -671,7 +689,8 @@ TEST(Matmul, RefusesWeightsUploadedByAnotherCompute) {
 
 // 16-bit activations whose byte planes were never split are refused, not read past their end.
 TEST(Matmul, IntegerGemvRefusesActivationsWithoutBytePlanes) {
-  if (!integer_gemv_supported(TensorType::q4_1, 16)) GTEST_SKIP() << "no integer GEMV on this CPU";
+  if (integer_gemv(TensorType::q4_1, 16) != IntegerGemv::vnni)
+    GTEST_SKIP() << "no VNNI GEMV (the one with byte planes) on this CPU";
   const Problem p(TensorType::q4_1, 8, 64, 1, 9);
   QuantizedActivations xq(16, 1, p.cols);
   quantize_activations(p.x.data(), 0, 1, xq);

@@ -86,7 +86,7 @@ std::int64_t rows_of(const char* op, std::size_t x_size, std::size_t dim, const 
 std::unique_ptr<CpuWeights> CpuCompute::upload_matrix(const WeightView& w) const {
   check_weight_view("upload", w);
   std::unique_ptr<RowGroupWeights> row_groups;
-  if (row_groups_ && integer_gemv_supported(w.type, gemv_bits(w.type))) {
+  if (row_groups_ && integer_gemv(w.type, gemv_bits(w.type)) == IntegerGemv::vnni) {
     row_groups = std::make_unique<RowGroupWeights>(w, arena_);
   }
   return std::make_unique<CpuWeights>(w, std::move(row_groups), this);
@@ -107,9 +107,12 @@ int CpuCompute::activation_bits(TensorType type) const {
   return activations_ == MatmulActivations::int8 ? 8 : 16;
 }
 
+// Decode rounds its activations wherever an integer GEMV takes them, even where prefill's GEMM
+// stays in float (below AVX-512).
 int CpuCompute::gemv_bits(TensorType type) const {
-  const int bits = activation_bits(type);
-  return bits != 0 && integer_gemv_supported(type, bits) ? bits : 0;
+  if (activations_ == MatmulActivations::f32) return 0;
+  const int bits = activations_ == MatmulActivations::int8 ? 8 : 16;
+  return integer_gemv_supported(type, bits) ? bits : 0;
 }
 
 int CpuCompute::threads() const {
@@ -156,7 +159,10 @@ void CpuCompute::gemv(std::span<const float> x, std::int64_t n,
   if (bits != 0) {
     xq.emplace(bits, n, outputs[0].w->cols());
     quantize_activations(x.data(), 0, n, *xq);
-    if (bits == 16) split_byte_planes(*xq);
+    const bool vnni = std::any_of(outputs.begin(), outputs.end(), [&](const HostMatmulOutput& out) {
+      return integer_gemv(out.w->file().type, bits) == IntegerGemv::vnni;
+    });
+    if (bits == 16 && vnni) split_byte_planes(*xq);
   }
   parallel_ranges(rows, n_threads, [&](std::int64_t begin, std::int64_t end) {
     std::int64_t first = 0;  // of the current output, in the rows laid end to end

@@ -870,24 +870,116 @@ HWY_POP_ATTRIBUTES
 
 #endif  // HWY_TARGET == HWY_AVX3_DL
 
+// ---- integer GEMV below AVX-512 (AVX2, SSE4, NEON): 16-bit pairs ----
+//
+// Codes widened to 16 bits against 16-bit activations, ReorderWidenMulAccumulate (vpmaddwd,
+// NEON's smlal) summing two products into each int32 lane: half the operations a weight of the
+// float GEMV's convert-and-FMA, with the activations the GEMM's int16 rounding. The file's
+// layout, rows side by side as gemv_tile reads them. A 32-element block is whole int16 vectors
+// on these targets (8 or 16 lanes); AVX-512, with 32, has the VNNI kernels above.
+
+#if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_AVX3 && HWY_TARGET != HWY_AVX3_DL
+constexpr bool kPairGemv = true;
+using DI16 = hn::Repartition<std::int16_t, hn::RebindToSigned<DF>>;
+constexpr int kPairLanes = int(hn::MaxLanes(DI16()));
+constexpr int kPairVecs = int(kBlock) / kPairLanes;  // int16 vectors a block
+
+// The codes of a block at p (its first byte past the scale and offset) as int16 vectors in
+// element order. Q4: byte j holds element j in its low nibble and j + 16 in its high one.
+template <TensorType T>
+HWY_INLINE void pair_codes(const std::uint8_t* codes, hn::Vec<DI16> (&out)[kPairVecs]) {
+  const DI16 d16;
+  const hn::RebindToUnsigned<DI16> du16;
+  if constexpr (T == TensorType::q8_0) {
+    const hn::Rebind<std::int8_t, DI16> d8;
+    for (int v = 0; v < kPairVecs; ++v) {
+      out[v] = hn::PromoteTo(
+          d16, hn::LoadU(d8, reinterpret_cast<const std::int8_t*>(codes) + v * kPairLanes));
+    }
+  } else {
+    const hn::Rebind<std::uint8_t, DI16> d8;
+    constexpr int per_half = kPairVecs / 2;  // vectors of low nibbles, then of high ones
+    for (int v = 0; v < per_half; ++v) {
+      const auto bytes = hn::PromoteTo(du16, hn::LoadU(d8, codes + v * kPairLanes));
+      out[v] = hn::BitCast(d16, hn::And(bytes, hn::Set(du16, 0x0F)));
+      out[v + per_half] = hn::BitCast(d16, hn::ShiftRight<4>(bytes));
+    }
+  }
+}
+
+// y[t][r0 + j] for j < R rows and t < N tokens; a block adds d·dx·Σ c·q + m·s (q4_0: m = -8d,
+// q8_0: no offset) with s = dx·Σ q (quantize_activations).
+template <TensorType T, int N, int R>
+HWY_INLINE void pair_gemv_tile(const WeightView& w, const QuantizedActivations& xq, std::int64_t t0,
+                               float* y, std::int64_t r0) {
+  constexpr std::size_t kBlockBytes = info(T).block_bytes;
+  constexpr std::size_t kCodesAt = T == TensorType::q4_1 ? 4 : 2;
+  const DF df;
+  const hn::RebindToSigned<DF> di;
+  const DI16 d16;
+  const std::int64_t blocks = w.cols / kBlock;
+  const std::size_t stride = row_bytes(T, w.cols);
+  const std::uint8_t* base = row_at(w, r0);
+  const std::int16_t* x = xq.q16.data() + t0 * w.cols;
+  const float* dx = xq.d.data() + t0 * blocks;
+  const float* sx = xq.s.data() + t0 * blocks;
+  VF acc[R][N];
+  float offset[R][N] = {};
+  for (auto& row : acc)
+    for (VF& a : row) a = hn::Zero(df);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    for (int j = 0; j < R; ++j) {
+      const std::uint8_t* p = base + std::size_t(j) * stride + std::size_t(b) * kBlockBytes;
+      hwy::Prefetch(p + std::size_t(R) * stride);
+      hn::Vec<DI16> codes[kPairVecs];
+      pair_codes<T>(p + kCodesAt, codes);
+      const float d = half_at(p);
+      for (int t = 0; t < N; ++t) {
+        const std::int16_t* xb = x + t * w.cols + b * kBlock;
+        auto sum = hn::Zero(di), odd = hn::Zero(di);
+        for (int v = 0; v < kPairVecs; ++v) {
+          sum = hn::ReorderWidenMulAccumulate(di, codes[v], hn::LoadU(d16, xb + v * kPairLanes),
+                                              sum, odd);
+        }
+        const float scale = d * dx[t * blocks + b];
+        acc[j][t] = hn::MulAdd(hn::ConvertTo(df, hn::RearrangeToOddPlusEven(sum, odd)),
+                               hn::Set(df, scale), acc[j][t]);
+        if constexpr (T == TensorType::q4_1) offset[j][t] += half_at(p + 2) * sx[t * blocks + b];
+        if constexpr (T == TensorType::q4_0) offset[j][t] += -8.0f * d * sx[t * blocks + b];
+      }
+    }
+  }
+  for (int j = 0; j < R; ++j) {
+    for (int t = 0; t < N; ++t) {
+      y[t * w.rows + r0 + j] = hn::GetLane(hn::SumOfLanes(df, acc[j][t])) + offset[j][t];
+    }
+  }
+}
+#else
+constexpr bool kPairGemv = false;
+#endif
+
 bool IntegerGemmSupported(TensorType type) {
   return HWY_TARGET == HWY_AVX3_DL && (type == TensorType::q4_0 || type == TensorType::q4_1 ||
                                        type == TensorType::q8_0 || type == TensorType::q4_k);
 }
 
-bool IntegerGemvSupported(TensorType type, int activation_bits) {
-  if (HWY_TARGET != HWY_AVX3_DL) return false;
-  if (type == TensorType::q4_0 || type == TensorType::q4_1) {
-    return activation_bits == 8 || activation_bits == 16;
+IntegerGemv IntegerGemvKind(TensorType type, int activation_bits) {
+  const bool q4 = type == TensorType::q4_0 || type == TensorType::q4_1;
+  if (HWY_TARGET == HWY_AVX3_DL) {
+    const bool vnni = q4 ? activation_bits == 8 || activation_bits == 16
+                         : type == TensorType::q8_0 && activation_bits == 16;
+    return vnni ? IntegerGemv::vnni : IntegerGemv::none;
   }
-  return type == TensorType::q8_0 && activation_bits == 16;
+  const bool pairs = kPairGemv && (q4 || type == TensorType::q8_0) && activation_bits == 16;
+  return pairs ? IntegerGemv::pairs : IntegerGemv::none;
 }
 
 void IntGemvRows(const WeightView& w, const QuantizedActivations& xq,
                  [[maybe_unused]] std::int64_t n, [[maybe_unused]] float* y,
                  [[maybe_unused]] std::int64_t row_begin, [[maybe_unused]] std::int64_t row_end) {
 #if HWY_TARGET == HWY_AVX3_DL
-  if (IntegerGemvSupported(w.type, xq.bits)) {
+  if (IntegerGemvKind(w.type, xq.bits) == IntegerGemv::vnni) {
     if (w.type != TensorType::q8_0 && xq.bits == 16 && xq.byte_planes.size() != 2 * xq.q16.size()) {
       throw Error(
           "matmul: the integer GEMV needs the byte planes of 16-bit activations "
@@ -908,6 +1000,17 @@ void IntGemvRows(const WeightView& w, const QuantizedActivations& xq,
               q8_0_gemv_tile<decltype(nt)::value, decltype(rt)::value>(w, xq, t, y + t * w.rows, r);
             });
     }
+  }
+#elif HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_AVX3
+  if (IntegerGemvKind(w.type, xq.bits) == IntegerGemv::pairs) {
+    return with_type(w.type, [&](auto type) {
+      constexpr TensorType T = decltype(type)::value;
+      if constexpr (T == TensorType::q4_0 || T == TensorType::q4_1 || T == TensorType::q8_0) {
+        gemv_tiles(n, row_begin, row_end, [&](auto nt, auto rt, std::int64_t t, std::int64_t r) {
+          pair_gemv_tile<T, decltype(nt)::value, decltype(rt)::value>(w, xq, t, y + t * w.rows, r);
+        });
+      }
+    });
   }
 #endif
   throw Error(std::string("matmul: no integer GEMV for ") + std::string(info(w.type).name) +
@@ -946,7 +1049,7 @@ HWY_EXPORT(IntegerGemmSupported);
 HWY_EXPORT(QuantizeActivations);
 HWY_EXPORT(GemmScratchBytes);
 HWY_EXPORT(GemmRows);
-HWY_EXPORT(IntegerGemvSupported);
+HWY_EXPORT(IntegerGemvKind);
 HWY_EXPORT(IntGemvRows);
 
 void gemv_rows(const WeightView& w, const float* x, std::int64_t n, float* y,
@@ -988,8 +1091,12 @@ void gemm_rows(const GemmTask& task, const GemmScratch& scratch) {
   HWY_DYNAMIC_DISPATCH(GemmRows)(task, scratch);
 }
 
+IntegerGemv integer_gemv(TensorType type, int activation_bits) {
+  return HWY_DYNAMIC_DISPATCH(IntegerGemvKind)(type, activation_bits);
+}
+
 bool integer_gemv_supported(TensorType type, int activation_bits) {
-  return HWY_DYNAMIC_DISPATCH(IntegerGemvSupported)(type, activation_bits);
+  return integer_gemv(type, activation_bits) != IntegerGemv::none;
 }
 
 void split_byte_planes(QuantizedActivations& xq) {

@@ -42,18 +42,26 @@ bool integer_gemm_supported(TensorType type);
 void quantize_activations(const float* x, std::int64_t token_begin, std::int64_t token_end,
                           QuantizedActivations& out);
 
-// Whether this CPU runs the integer GEMV for weights of `type` with activations of
-// `activation_bits`: AVX-512 VNNI, and q4_0 or q4_1 (8 or 16 bits) or q8_0 (16 bits).
+// How this CPU runs the GEMV for weights of `type` with activations of `activation_bits`:
+//   none:  in float (gemv_rows);
+//   vnni:  AVX-512 VNNI: q4_0 or q4_1 (8 or 16 bits) or q8_0 (16 bits); 16-bit activations need
+//          split_byte_planes; a row-group copy (RowGroupWeights) serves it too;
+//   pairs: below AVX-512 (AVX2, SSE4, NEON): q4_0, q4_1 or q8_0 with 16 bits, codes and
+//          activations multiplied as 16-bit pairs in the file's layout.
+enum class IntegerGemv { none, vnni, pairs };
+IntegerGemv integer_gemv(TensorType type, int activation_bits);
+// integer_gemv(type, activation_bits) != IntegerGemv::none.
 bool integer_gemv_supported(TensorType type, int activation_bits);
 
 // For the integer GEMV with 16-bit activations: each block's codes q split into byte planes,
 // q = 256·h + l with h signed and l unsigned, stored per block as its 32 h then its 32 l.
 void split_byte_planes(QuantizedActivations& xq);
 
-// gemv_rows on quantized activations (quantize_activations of all n tokens, then for 16 bits
-// split_byte_planes): each block is dotted with the activations in integers (vpdpbusd, or
-// vpdpwssd for q8_0). Throws cocktail::Error when integer_gemv_supported(w.type, xq.bits) does
-// not hold or the byte planes are missing.
+// gemv_rows on quantized activations (quantize_activations of all n tokens, then for the VNNI
+// kernels with 16 bits split_byte_planes): each block is dotted with the activations in
+// integers (vpdpbusd, vpdpwssd for q8_0; 16-bit pairs below AVX-512). Throws cocktail::Error
+// when integer_gemv_supported(w.type, xq.bits) does not hold or the VNNI kernels' byte planes
+// are missing.
 void int_gemv_rows(const WeightView& w, const QuantizedActivations& xq, std::int64_t n, float* y,
                    std::int64_t row_begin, std::int64_t row_end);
 

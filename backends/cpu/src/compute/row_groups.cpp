@@ -267,7 +267,7 @@ const std::uint8_t* RowGroupWeights::group(std::int64_t g) const {
 
 void row_group_gemv(const RowGroupWeights& w, const QuantizedActivations& xq, std::int64_t n,
                     float* y, std::int64_t row_begin, std::int64_t row_end) {
-  if (!integer_gemv_supported(w.type(), xq.bits)) {
+  if (integer_gemv(w.type(), xq.bits) != IntegerGemv::vnni) {
     throw Error("matmul: no row-group GEMV for " + std::string(info(w.type()).name) +
                 " weights with " + std::to_string(xq.bits) + "-bit activations on this CPU");
   }

@@ -43,9 +43,9 @@ class RowGroupWeights {
 };
 
 // int_gemv_rows over the copy: rows [row_begin, row_end), row_begin a multiple of
-// kRowGroupRows and row_end one or w.rows(). It runs wherever int_gemv_rows does
-// (integer_gemv_supported, every type of which a RowGroupWeights holds) and throws Error
-// elsewhere, or when 16-bit activations lack their byte planes.
+// kRowGroupRows and row_end one or w.rows(). It runs where the VNNI kernels do
+// (integer_gemv(...) == IntegerGemv::vnni, every type of which a RowGroupWeights holds) and
+// throws Error elsewhere, or when 16-bit activations lack their byte planes.
 void row_group_gemv(const RowGroupWeights& w, const QuantizedActivations& xq, std::int64_t n,
                     float* y, std::int64_t row_begin, std::int64_t row_end);
 
