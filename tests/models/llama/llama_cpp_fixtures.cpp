@@ -12,10 +12,11 @@
 
 namespace cocktail::models {
 
-Engine fp16_cpu_engine() {
+Engine fp16_cpu_engine(const std::string& simd) {
   return Engine(
-      parse_config("[engine]\nbackend = \"cpu\"\nplanner = "
-                   "\"uniform\"\n[planner.uniform]\nprecision = \"fp16\"\n",
+      parse_config("[engine]\nbackend = \"cpu\"\nplanner = \"uniform\"\n"
+                   "[planner.uniform]\nprecision = \"fp16\"\n[backend.cpu]\nsimd = \"" +
+                       simd + "\"\n",
                    "llama_cpp_fixtures.toml"));
 }
 

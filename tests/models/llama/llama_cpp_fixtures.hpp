@@ -14,8 +14,9 @@
 
 namespace cocktail::models {
 
-// The CPU backend with an FP16 cache, which the fixtures are compared on.
-Engine fp16_cpu_engine();
+// The CPU backend with an FP16 cache, which the fixtures are compared on, its kernels on the
+// given SIMD target ([backend.cpu] simd: "auto" for the best this CPU runs; process-wide).
+Engine fp16_cpu_engine(const std::string& simd = "auto");
 
 // tests/fixtures/<model>/<name>, parsed.
 nlohmann::json read_fixture(const std::string& model, const std::string& name);
