@@ -201,6 +201,7 @@ struct Scratch {
   std::vector<std::int32_t> key_words;  // [2][B][D], the folds' rows for int_lane_dot
   float key_word_scale[2][8] = {};
   std::vector<std::int32_t> value_words;  // [B][T], one value group's rows for int_lane_dot
+  std::vector<float> weight_max;          // [B][value groups], for value_words
   std::vector<float> extra;               // [B][groups] query sums of per-token key groups
   // Per head and value group, Σ_t p_t·z_t lane by lane, rescaled with o and added to it once
   // per batch (run_batch) instead of reduced across lanes every tile.
@@ -292,24 +293,37 @@ void fold_key_constants(const TileFormat& f, const std::uint8_t* tile, const flo
   const std::uint16_t* scales = as_halves(tile + f.key.scales_offset);
   const std::uint16_t* zeros = as_halves(tile + f.key.zeros_offset);
   constexpr bool has_zero = P == Precision::int8 || P == Precision::int4 || P == Precision::int2;
+  // Heads inside the channel loop: each scale and zero is widened once for the whole batch, and
+  // the heads' bias and maximum chains run side by side. One head keeps two bias sums, so that
+  // neighbouring FMAs do not wait on each other (the head dimension is a multiple of 32, so of
+  // two vectors).
+  constexpr int chains = B == 1 ? 2 : 1;
+  VF bias[chains][B];
+  VF vmax[B];
   for (int h = 0; h < B; ++h) {
-    // Two bias sums, so that the FMAs of neighbouring vectors do not wait on each other (the
-    // head dimension is a multiple of 32, so of two vectors).
-    VF bias[2] = {hn::Zero(df), hn::Zero(df)};
-    VF vmax = hn::Zero(df);
-    for (int c0 = 0; c0 < D; c0 += 2 * int(kLanes)) {
-      for (int k = 0; k < 2; ++k) {
-        const int c = c0 + k * int(kLanes);
+    vmax[h] = hn::Zero(df);
+    for (int k = 0; k < chains; ++k) bias[k][h] = hn::Zero(df);
+  }
+  for (int c0 = 0; c0 < D; c0 += chains * int(kLanes)) {
+    for (int k = 0; k < chains; ++k) {
+      const int c = c0 + k * int(kLanes);
+      VF scale = P == Precision::fp16 ? hn::Set(df, 1.0f) : load_halves(scales + c);
+      if (row_unscale) scale = hn::Mul(scale, hn::LoadU(df, row_unscale + c % kLaneColumns));
+      const VF zero = has_zero ? load_halves(zeros + c) : hn::Zero(df);
+      for (int h = 0; h < B; ++h) {
         const VF qc = hn::LoadU(df, q + h * D + c);
-        VF scaled = P == Precision::fp16 ? qc : hn::Mul(qc, load_halves(scales + c));
-        if (row_unscale) scaled = hn::Mul(scaled, hn::LoadU(df, row_unscale + c % kLaneColumns));
+        const VF scaled = hn::Mul(qc, scale);
         hn::StoreU(scaled, df, out.qm + h * D + c);
-        if constexpr (kIntegerLaneDots) vmax = hn::Max(vmax, hn::Abs(scaled));
-        if constexpr (has_zero) bias[k] = hn::MulAdd(qc, load_halves(zeros + c), bias[k]);
+        if constexpr (kIntegerLaneDots) vmax[h] = hn::Max(vmax[h], hn::Abs(scaled));
+        if constexpr (has_zero) bias[k][h] = hn::MulAdd(qc, zero, bias[k][h]);
       }
     }
-    out.bias[h] = hn::GetLane(hn::SumOfLanes(df, hn::Add(bias[0], bias[1])));
-    out.qm_max[h] = hn::GetLane(hn::MaxOfLanes(df, vmax));
+  }
+  for (int h = 0; h < B; ++h) {
+    VF sum = bias[0][h];
+    for (int k = 1; k < chains; ++k) sum = hn::Add(sum, bias[k][h]);
+    out.bias[h] = hn::GetLane(hn::SumOfLanes(df, sum));
+    out.qm_max[h] = hn::GetLane(hn::MaxOfLanes(df, vmax[h]));
   }
 }
 
@@ -319,14 +333,6 @@ static_assert(std::endian::native == std::endian::little,
               "lane-packed codes are read as 32-bit lanes whose byte j is bits 8j..8j+7");
 constexpr int kLaneVecs = kLaneColumns / int(kLanes);
 constexpr std::size_t kLaneUnitBytes = 64;
-
-// max_i |x[i]| over n floats, n a multiple of kLanes.
-HWY_INLINE float max_abs(const float* x, int n) {
-  const DF df;
-  VF vmax = hn::Zero(df);
-  for (int i = 0; i < n; i += int(kLanes)) vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, x + i)));
-  return hn::GetLane(hn::MaxOfLanes(df, vmax));
-}
 
 // The row weights of a lane dot for each head of a batch (the scaled query along channels for
 // keys, the scaled probabilities along tokens for values): for float_lane_dot as floats
@@ -419,20 +425,19 @@ void int_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& 
 #else
 
 // Rows of lane-dot weights as int_lane_dot reads them. Each row is rounded to an int16 at one
-// scale for all rows, as fine as int32 sums of n_rows products with the codes int_lane_dot
-// makes (below 256) allow: 32767 at the largest |w| for the head sizes models use, a rounding
-// far below the codes' own. A 32-bit word holds rows r and r + 2 in its low and high halves, the
-// two codes one lane of int_lane_dot holds side by side; it is stored at index r of words for
-// r % 4 in {0, 1} (indices r % 4 in {2, 3} are left unused). Returns the scale that turns the
-// integer dot back into the float one. wmax is the largest |w[r]|.
+// scale for all rows, as fine as int32 sums of n_rows products with codes below 2^bits allow:
+// 32767 at the largest |w| for the head sizes models use, a rounding far below the codes' own.
+// A 32-bit word holds rows r and r + 2 in its low and high halves, the two codes one lane of
+// int_lane_dot holds side by side; it is stored at index r of words for r % 4 in {0, 1}
+// (indices r % 4 in {2, 3} are left unused). Returns the scale that turns the integer dot back
+// into the float one. wmax is the largest |w[r]|.
 template <int bits>
 float quantize_row_pairs(const float* w, int n_rows, float wmax, std::int32_t* words) {
   const DF df;
   const hn::RebindToSigned<DF> di;
-  const int rows_per_plane = n_rows / (8 / bits);
   // In floats: an integer division here took a tenth of an INT2 tile's time on AVX2.
-  const float limit = std::min(
-      32767.0f, float(std::numeric_limits<std::int32_t>::max()) / float(rows_per_plane * 255));
+  const float limit = std::min(32767.0f, float(std::numeric_limits<std::int32_t>::max()) /
+                                             float(n_rows * ((1 << bits) - 1)));
   const float to_int = wmax > 0.0f ? limit / wmax : 0.0f;
   for (int r = 0; r < n_rows; r += int(kLanes)) {
     const auto q = hn::NearestInt(hn::Mul(hn::LoadU(df, w + r), hn::Set(df, to_int)));
@@ -445,11 +450,11 @@ float quantize_row_pairs(const float* w, int n_rows, float wmax, std::int32_t* w
 }
 
 // acc[h][0..] = Σ_r w_h[r]·code[r][col], as float_lane_dot, from the 32-bit lanes of the units
-// split into 16-bit codes: masked where they sit (bytes j and j + 2 after a shift by 8j), lane
-// (col) holds the codes of rows 4m + j and 4m + j + 2 in its halves, worth code·2^(m·bits),
-// multiplied by one word of row weights and summed into an int32 per column in one instruction.
-// Each plane m has its own sums, scaled back by 2^-(m·bits) once at the end (exactly), which
-// saves a shift a code.
+// split into 16-bit codes: shifted down by 8j + m·bits and masked in both halves, lane (col)
+// holds the codes of rows 4m + j and 4m + j + 2, multiplied by one word of row weights and
+// summed into an int32 per column in one instruction. One sum a head serves every plane (a
+// shift a plane, where sums per plane cost a conversion each at the end): a dot of a few units,
+// as a small head's keys or a tile's values are, is not swamped by the sums' setup.
 template <Precision P, int B>
 HWY_INLINE void int_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
                              VF (&acc)[B][kLaneVecs]) {
@@ -461,38 +466,30 @@ HWY_INLINE void int_lane_dot(const std::uint8_t* units, int n_units, const LaneW
   constexpr int bits = code_bits(P);
   constexpr int L = lane_rows(bits);
   constexpr int planes = 8 / bits;
-  // One vector of columns at a time, over every unit: the sums of all a unit's vectors at once
-  // (INT2: 4 planes x 2 vectors on AVX2) do not fit in 16 registers with the codes and masks.
+  const auto low_codes = hn::Set(du, ((1u << bits) - 1) * 0x00010001u);
   for (int v = 0; v < kLaneVecs; ++v) {
-    VI sum[planes][B];
-    VI odd[planes][B];  // ReorderWidenMulAccumulate's second sum (NEON's upper halves)
-    for (int m = 0; m < planes; ++m) {
-      for (int h = 0; h < B; ++h) sum[m][h] = odd[m][h] = hn::Zero(di);
-    }
+    VI sum[B];
+    VI odd[B];  // ReorderWidenMulAccumulate's second sum (NEON's upper halves)
+    for (int h = 0; h < B; ++h) sum[h] = odd[h] = hn::Zero(di);
     for (int u = 0; u < n_units; ++u) {
-      hn::Vec<decltype(du)> bytes[2];  // [j]: the lanes shifted by 8j
+      hn::Vec<decltype(du)> bytes[2];  // [j]: the lanes shifted by 8j, then by m·bits
       bytes[0] = hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(
                                    units + std::size_t(u) * kLaneUnitBytes + v * kLanes * 4));
       bytes[1] = hn::ShiftRight<8>(bytes[0]);
-#pragma GCC unroll 8
       for (int m = 0; m < planes; ++m) {
-        const auto mask = hn::Set(du, (((1u << bits) - 1) << (m * bits)) * 0x00010001u);
 #pragma GCC unroll 2
         for (int j = 0; j < 2; ++j) {
-          const auto codes = hn::BitCast(d16, hn::And(bytes[j], mask));
+          const auto codes = hn::BitCast(d16, hn::And(bytes[j], low_codes));
+          if (m + 1 < planes) bytes[j] = hn::ShiftRight<bits>(bytes[j]);
           for (int h = 0; h < B; ++h) {
             const auto weight = hn::BitCast(d16, hn::Set(di, w.words[h][L * u + 4 * m + j]));
-            sum[m][h] = hn::ReorderWidenMulAccumulate(di, codes, weight, sum[m][h], odd[m][h]);
+            sum[h] = hn::ReorderWidenMulAccumulate(di, codes, weight, sum[h], odd[h]);
           }
         }
       }
     }
     for (int h = 0; h < B; ++h) {
-      VF total = hn::Zero(df);
-      for (int m = 0; m < planes; ++m) {
-        const VF plane = hn::ConvertTo(df, hn::RearrangeToOddPlusEven(sum[m][h], odd[m][h]));
-        total = hn::MulAdd(plane, hn::Set(df, 1.0f / float(1 << (m * bits))), total);
-      }
+      const VF total = hn::ConvertTo(df, hn::RearrangeToOddPlusEven(sum[h], odd[h]));
       acc[h][v] = hn::Mul(total, hn::Set(df, w.scale[h]));
     }
   }
@@ -728,7 +725,8 @@ HWY_INLINE void softmax_update(int T, int valid, float* m, Scratch& s) {
 // ---- values: o_h = o_h · factor_h + Σ_t p_ht v_t ----
 
 // Value constants of one tile. Per-token groups: weights[h][g][t] = p_ht · s_gt (times
-// row_unscale[t % 16] for the float lane dot), and Σ_t p_ht · z_gt added to s.zero_lanes.
+// row_unscale[t % 16] for the float lane dot), and Σ_t p_ht · z_gt added to s.zero_lanes; with
+// kWeightMax, max_t |weights[h][g][t]| in s.weight_max[h][g] too (for quantize_row_pairs).
 // Per-channel: the probabilities themselves, and their sum for the zero term. FP16: the
 // probabilities.
 struct ValueTerms {
@@ -739,7 +737,7 @@ struct ValueTerms {
   float p_sum[8] = {};
 };
 
-template <Precision P, int B>
+template <Precision P, int B, bool kWeightMax = false>
 ValueTerms value_terms(const std::uint16_t* scales, const std::uint16_t* zeros, QuantAxis axis,
                        int group_size, int T, int valid, int D, Scratch& s,
                        const float* row_unscale = nullptr) {
@@ -765,16 +763,24 @@ ValueTerms value_terms(const std::uint16_t* scales, const std::uint16_t* zeros, 
   for (int g = 0; g < v.groups; ++g) {
     const std::size_t row = std::size_t(g) * std::size_t(T);
     VF zero_sum[B];
-    for (VF& z : zero_sum) z = hn::Zero(df);
+    VF vmax[B];
+    for (int h = 0; h < B; ++h) zero_sum[h] = vmax[h] = hn::Zero(df);
     for (int t = 0; t < T; t += int(kLanes)) {
       VF scale = load_halves(scales + row + std::size_t(t));
       if (row_unscale) scale = hn::Mul(scale, hn::LoadU(df, row_unscale + t % kLaneColumns));
       const VF zero = has_zero ? load_halves(zeros + row + std::size_t(t)) : hn::Zero(df);
       for (int h = 0; h < B; ++h) {
         const VF pv = hn::LoadU(df, &s.scores[std::size_t(h * T + t)]);
-        hn::StoreU(hn::Mul(pv, scale), df,
+        const VF weight = hn::Mul(pv, scale);
+        hn::StoreU(weight, df,
                    &s.weights[std::size_t(h * v.groups + g) * std::size_t(T) + std::size_t(t)]);
+        if constexpr (kWeightMax) vmax[h] = hn::Max(vmax[h], hn::Abs(weight));
         if constexpr (has_zero) zero_sum[h] = hn::MulAdd(pv, zero, zero_sum[h]);
+      }
+    }
+    if constexpr (kWeightMax) {
+      for (int h = 0; h < B; ++h) {
+        s.weight_max[std::size_t(h * v.groups + g)] = hn::GetLane(hn::MaxOfLanes(df, vmax[h]));
       }
     }
     if constexpr (has_zero) {
@@ -855,7 +861,7 @@ void lane_values(const TileFormat& f, const std::uint8_t* values, int valid, flo
   const int T = f.tokens;
   const int D = f.head_dim;
   const int G = f.value_spec.group_size;
-  const ValueTerms v = value_terms<P, B>(
+  const ValueTerms v = value_terms<P, B, kIntegerLaneDots>(
       as_halves(values + f.value.scales_offset), as_halves(values + f.value.zeros_offset),
       QuantAxis::per_token, G, T, valid, D, s, kIntegerLaneDots ? nullptr : lane_row_unscale<P>());
   const int units = T / lane_rows(code_bits(P));
@@ -865,7 +871,8 @@ void lane_values(const TileFormat& f, const std::uint8_t* values, int valid, flo
       w.rows[h] = v.weights + std::size_t(h * v.groups + g) * std::size_t(T);
       if constexpr (kIntegerLaneDots) {
         std::int32_t* words = s.value_words.data() + std::size_t(h * T);
-        w.scale[h] = quantize_row_pairs<code_bits(P)>(w.rows[h], T, max_abs(w.rows[h], T), words);
+        w.scale[h] = quantize_row_pairs<code_bits(P)>(
+            w.rows[h], T, s.weight_max[std::size_t(h * v.groups + g)], words);
         w.words[h] = words;
       }
     }
@@ -1067,6 +1074,7 @@ void AttendRange(const RangeTask& task) {
   s.qm.resize(2 * s.qm_stride);
   s.key_words.resize(2 * s.qm_stride);
   s.value_words.resize(std::size_t(batch_max * T));
+  s.weight_max.resize(std::size_t(batch_max * value_groups));
   s.extra.resize(std::size_t(batch_max * D));
   // Query heads in batches of 8, 4, 3, 2, 1: each batch shares one decode of every code. A
   // batch of 3 serves GQA groups of 3 (SmolLM2) in one pass instead of two.
