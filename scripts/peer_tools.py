@@ -1,9 +1,11 @@
 """What the developer scripts that read the model with other implementations share:
 scripts/make-fixtures.py (llama.cpp, and gguf-py to expand the weights to F32),
-bench/peers/llama_cpp_decode.py (llama.cpp) and scripts/make-reference-logits.py (gguf-py and
-NumPy)."""
+bench/peers/llama_cpp_decode.py and bench/peers/llama_bench.py (llama.cpp) and
+scripts/make-reference-logits.py (gguf-py and NumPy)."""
 
+import argparse
 import hashlib
+import json
 import os
 import sys
 
@@ -77,3 +79,30 @@ def expand_to_f32(src, dst):
     writer.write_tensors_to_file()
     writer.close()
     return version("gguf")
+
+
+def parse_int_list(s):
+    try:
+        out = [int(x) for x in s.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of integers: %r" % s)
+    if not out or any(x <= 0 for x in out):
+        raise argparse.ArgumentTypeError("expected positive integers: %r" % s)
+    return out
+
+
+def load_ours(paths):
+    """Reads files of `cocktail bench decode --json` (see bench/peers/README.md): each one's FP16 and
+    configured results (those of its median round), keyed by the whole prompt's length."""
+    out = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        try:
+            n = int(data["configured"]["prompt_tokens"])
+            out[n] = {cache: {key: data[cache].get(key) for key in ("prefill_s", "tpot_s",
+                                                                     "kv_bytes")}
+                      for cache in ("fp16", "configured")}
+        except (KeyError, TypeError, ValueError) as e:
+            sys.exit("%s: not the JSON of `cocktail bench decode --json` (%s)" % (path, e))
+    return out

@@ -36,7 +36,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-from peer_tools import default_model, file_sha256, import_llama_cpp, require_model  # noqa: E402
+from peer_tools import (default_model, file_sha256, import_llama_cpp, load_ours,  # noqa: E402
+                        parse_int_list, require_model)
 
 SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 QUESTION = "Summarize the text above in three sentences."
@@ -74,16 +75,6 @@ KV_TYPES = {
     "iq4_nl": (20, 18, 32),
     "bf16": (30, 2, 1),
 }
-
-
-def parse_int_list(s):
-    try:
-        out = [int(x) for x in s.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a comma-separated list of integers: %r" % s)
-    if not out or any(x <= 0 for x in out):
-        raise argparse.ArgumentTypeError("expected positive integers: %r" % s)
-    return out
 
 
 def parse_kv_types(s):
@@ -346,23 +337,6 @@ def run_one(peer, log, ids, gen_tokens, kv, repeats, n_batch, n_ubatch):
         "state_seq_bytes": state_seq_bytes,
         "generated_ids": runs[0]["generated"],
     }
-
-
-def load_ours(paths):
-    """Reads files of `cocktail bench decode --json` (see README.md): each one's FP16 and
-    configured results (those of its median round), keyed by the whole prompt's length."""
-    out = {}
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        try:
-            n = int(data["configured"]["prompt_tokens"])
-            out[n] = {cache: {key: data[cache].get(key) for key in ("prefill_s", "tpot_s",
-                                                                     "kv_bytes")}
-                      for cache in ("fp16", "configured")}
-        except (KeyError, TypeError, ValueError) as e:
-            sys.exit("%s: not the JSON of `cocktail bench decode --json` (%s)" % (path, e))
-    return out
 
 
 def ratio(a, b):
