@@ -102,17 +102,27 @@ const CpuWeights& CpuCompute::own(const char* op, const Weights& w) const {
   return *mine;
 }
 
+int CpuCompute::mode_bits() const {
+  switch (activations_) {
+    case MatmulActivations::int8:
+      return 8;
+    case MatmulActivations::int16:
+      return 16;
+    case MatmulActivations::f32:
+      break;
+  }
+  return 0;
+}
+
 int CpuCompute::activation_bits(TensorType type) const {
-  if (activations_ == MatmulActivations::f32 || !integer_gemm_supported(type)) return 0;
-  return activations_ == MatmulActivations::int8 ? 8 : 16;
+  return integer_gemm_supported(type) ? mode_bits() : 0;
 }
 
 // Decode rounds its activations wherever an integer GEMV takes them, even where prefill's GEMM
 // stays in float (below AVX-512).
 int CpuCompute::gemv_bits(TensorType type) const {
-  if (activations_ == MatmulActivations::f32) return 0;
-  const int bits = activations_ == MatmulActivations::int8 ? 8 : 16;
-  return integer_gemv_supported(type, bits) ? bits : 0;
+  const int bits = mode_bits();
+  return bits != 0 && integer_gemv_supported(type, bits) ? bits : 0;
 }
 
 int CpuCompute::threads() const {

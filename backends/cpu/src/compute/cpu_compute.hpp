@@ -110,6 +110,8 @@ class CpuCompute final : public Compute {
   int threads() const;
   // The decode path of matmul and matmul_shared_input (up to kGemvMaxTokens tokens).
   void gemv(std::span<const float> x, std::int64_t n, std::span<const HostMatmulOutput> outputs);
+  // The bits of the activations mode: 8, 16, or 0 for f32.
+  int mode_bits() const;
   // 8 or 16 where the integer GEMM runs for `type`, else 0 (the float paths).
   int activation_bits(TensorType type) const;
   // The activation bits of the integer GEMV for `type`, else 0 (the float GEMV).
