@@ -66,7 +66,9 @@ def source_tree():
              "--no-binary", ":all:", "--no-deps", "-d", str(CACHE)], CACHE / "pip-download.log",
             "pip download of the llama-cpp-python sdist")
     with tarfile.open(sdist) as tar:
-        tar.extractall(CACHE, filter="data")
+        # The "data" filter (no absolute paths, links out of the tree) where this Python has it.
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(CACHE, **safe)
     if not tree.is_dir():
         sys.exit(f"{sdist}: has no vendor/llama.cpp")
     return tree
