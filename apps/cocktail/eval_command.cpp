@@ -237,10 +237,20 @@ std::string markdown_report(const std::vector<MethodTotals>& methods,
   return eval::render_markdown_table("method", columns, rows);
 }
 
+// Written beside the file and renamed over it, so that a run killed mid-write leaves the last
+// complete file for --resume, not a truncated one.
 void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw Error("cannot write " + path.string());
+  std::filesystem::path partial = path;
+  partial += ".partial";
+  {
+    std::ofstream out(partial);
+    out << text;
+    out.close();
+    if (!out) throw Error("cannot write " + partial.string());
+  }
+  std::error_code error;
+  std::filesystem::rename(partial, path, error);
+  if (error) throw Error(fmt::format("cannot replace {}: {}", path.string(), error.message()));
 }
 
 void write_report(const std::filesystem::path& dir, const std::vector<MethodTotals>& methods,

@@ -176,6 +176,8 @@ TEST(EvalCommand, ResumeKeepsTheCasesOfTheJsonFileAndRunsTheRest) {
   const CliResult first = with_json(full);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const nlohmann::json whole = nlohmann::json::parse(read_file(full));
+  // Each write went through full.json.partial, renamed over full.json.
+  EXPECT_FALSE(std::filesystem::exists(full + ".partial"));
 
   nlohmann::json cut = whole;
   for (nlohmann::json& method : cut["methods"]) {
