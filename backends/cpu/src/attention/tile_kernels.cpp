@@ -466,31 +466,45 @@ HWY_INLINE void int_lane_dot(const std::uint8_t* units, int n_units, const LaneW
   constexpr int bits = code_bits(P);
   constexpr int L = lane_rows(bits);
   constexpr int planes = 8 / bits;
+  // Column vectors a pass: all of them where their sums leave registers for the codes, so that
+  // each broadcast row weight serves every column vector; else one at a time.
+  constexpr int V = B * kLaneVecs <= 6 ? kLaneVecs : 1;
   const auto low_codes = hn::Set(du, ((1u << bits) - 1) * 0x00010001u);
-  for (int v = 0; v < kLaneVecs; ++v) {
-    VI sum[B];
-    VI odd[B];  // ReorderWidenMulAccumulate's second sum (NEON's upper halves)
-    for (int h = 0; h < B; ++h) sum[h] = odd[h] = hn::Zero(di);
+  for (int v0 = 0; v0 < kLaneVecs; v0 += V) {
+    VI sum[B][V];
+    VI odd[B][V];  // ReorderWidenMulAccumulate's second sum (NEON's upper halves)
+    for (int h = 0; h < B; ++h)
+      for (int v = 0; v < V; ++v) sum[h][v] = odd[h][v] = hn::Zero(di);
     for (int u = 0; u < n_units; ++u) {
-      hn::Vec<decltype(du)> bytes[2];  // [j]: the lanes shifted by 8j, then by m·bits
-      bytes[0] = hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(
-                                   units + std::size_t(u) * kLaneUnitBytes + v * kLanes * 4));
-      bytes[1] = hn::ShiftRight<8>(bytes[0]);
+      hn::Vec<decltype(du)> bytes[V][2];  // [v][j]: the lanes shifted by 8j, then by m·bits
+      for (int v = 0; v < V; ++v) {
+        bytes[v][0] = hn::LoadU(
+            du, reinterpret_cast<const std::uint32_t*>(units + std::size_t(u) * kLaneUnitBytes +
+                                                       std::size_t(v0 + v) * kLanes * 4));
+        bytes[v][1] = hn::ShiftRight<8>(bytes[v][0]);
+      }
       for (int m = 0; m < planes; ++m) {
 #pragma GCC unroll 2
         for (int j = 0; j < 2; ++j) {
-          const auto codes = hn::BitCast(d16, hn::And(bytes[j], low_codes));
-          if (m + 1 < planes) bytes[j] = hn::ShiftRight<bits>(bytes[j]);
+          hn::Vec<decltype(d16)> codes[V];
+          for (int v = 0; v < V; ++v) {
+            codes[v] = hn::BitCast(d16, hn::And(bytes[v][j], low_codes));
+            if (m + 1 < planes) bytes[v][j] = hn::ShiftRight<bits>(bytes[v][j]);
+          }
           for (int h = 0; h < B; ++h) {
             const auto weight = hn::BitCast(d16, hn::Set(di, w.words[h][L * u + 4 * m + j]));
-            sum[h] = hn::ReorderWidenMulAccumulate(di, codes, weight, sum[h], odd[h]);
+            for (int v = 0; v < V; ++v) {
+              sum[h][v] = hn::ReorderWidenMulAccumulate(di, codes[v], weight, sum[h][v], odd[h][v]);
+            }
           }
         }
       }
     }
     for (int h = 0; h < B; ++h) {
-      const VF total = hn::ConvertTo(df, hn::RearrangeToOddPlusEven(sum[h], odd[h]));
-      acc[h][v] = hn::Mul(total, hn::Set(df, w.scale[h]));
+      for (int v = 0; v < V; ++v) {
+        const VF total = hn::ConvertTo(df, hn::RearrangeToOddPlusEven(sum[h][v], odd[h][v]));
+        acc[h][v0 + v] = hn::Mul(total, hn::Set(df, w.scale[h]));
+      }
     }
   }
 }
