@@ -44,6 +44,9 @@ constexpr std::size_t kLanes = hn::MaxLanes(DF());
 constexpr int kBlock = 32;
 constexpr int kVecs = int(kBlock / kLanes);
 constexpr float kMasked = -3.0e38f;
+// 1.5·2^23: a float x with |x| < 2^22 plus this is rounded to the integer k nearest x (ties to
+// even) and holds 0x4B400000 + k in its bits, k in the low mantissa bits.
+constexpr float kRoundToInt = 12582912.0f;
 constexpr std::size_t kPrefetchTileBytes = 8192;
 
 // Where INT4 / INT2 lane dots multiply 16-bit codes by 16-bit row weights (int_lane_dot:
@@ -440,7 +443,11 @@ float quantize_row_pairs(const float* w, int n_rows, float wmax, std::int32_t* w
                                              float(n_rows * ((1 << bits) - 1)));
   const float to_int = wmax > 0.0f ? limit / wmax : 0.0f;
   for (int r = 0; r < n_rows; r += int(kLanes)) {
-    const auto q = hn::NearestInt(hn::Mul(hn::LoadU(df, w + r), hn::Set(df, to_int)));
+    // Adding kRoundToInt rounds w·to_int to an integer (one rounding of the exact product),
+    // whose low 16 bits are then the float's: the int16 half of the word, two instructions
+    // where NearestInt needs six for range checks that |w·to_int| <= 32767 never trips.
+    const auto q = hn::BitCast(
+        di, hn::MulAdd(hn::LoadU(df, w + r), hn::Set(df, to_int), hn::Set(df, kRoundToInt)));
     // Lanes r, r + 1 of each 4-lane block take rows r + 2, r + 3 as their high halves.
     const auto word =
         hn::Or(hn::And(q, hn::Set(di, 0xFFFF)), hn::ShiftLeft<16>(hn::Shuffle1032(q)));
@@ -656,11 +663,11 @@ HWY_INLINE VF exp_nonpositive(VF x) {
   const DF df;
   const hn::RebindToSigned<DF> di;
   const VF t = hn::Max(hn::Mul(x, hn::Set(df, 1.44269504f)), hn::Set(df, -126.0f));
-  // Adding 1.5·2^23 rounds t to an integer k (to nearest even, as hn::Round) and leaves k in the
-  // low mantissa bits, so 2^k needs an integer add and a shift, not a conversion to integer.
-  const VF kRound = hn::Set(df, 12582912.0f);
-  const VF rounded = hn::Add(t, kRound);
-  const VF f = hn::Sub(t, hn::Sub(rounded, kRound));
+  // Adding kRoundToInt rounds t to an integer k and leaves k in the low mantissa bits, so 2^k
+  // needs an integer add and a shift, not a conversion to integer.
+  const VF round = hn::Set(df, kRoundToInt);
+  const VF rounded = hn::Add(t, round);
+  const VF f = hn::Sub(t, hn::Sub(rounded, round));
   VF p = hn::Set(df, 0.00133908633f);
   p = hn::MulAdd(p, f, hn::Set(df, 0.00967603177f));
   p = hn::MulAdd(p, f, hn::Set(df, 0.0555035695f));
