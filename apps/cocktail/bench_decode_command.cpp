@@ -70,7 +70,7 @@ std::filesystem::path synthetic_model(const DecodeBenchArgs& args) {
             << human_bytes(model.file_size()) << ") to " << file.string() << "\n";
   const Stopwatch watch;
   eval::Progress progress =
-      eval::Progress::on_terminal("writing", std::int64_t(model.file_size() >> 20), "MiB");
+      eval::Progress::on_stderr("writing", std::int64_t(model.file_size() >> 20), "MiB");
   model.write(file, [&](std::uint64_t written, std::uint64_t) {
     progress.update(std::int64_t(written >> 20));
   });

@@ -217,11 +217,11 @@ nlohmann::json plan_chunks_json(const Plan& plan) {
   return chunks;
 }
 
-std::function<void(std::int64_t, std::int64_t)> terminal_prefill_progress() {
+std::function<void(std::int64_t, std::int64_t)> prefill_progress_on_stderr() {
   // The total is known once prefill starts; the callback is copied, so it shares the line.
   auto progress = std::make_shared<std::optional<eval::Progress>>();
   return [progress](std::int64_t done, std::int64_t total) {
-    if (!*progress) progress->emplace(eval::Progress::on_terminal("prefill", total, "tokens"));
+    if (!*progress) progress->emplace(eval::Progress::on_stderr("prefill", total, "tokens"));
     (*progress)->update(done);
     if (done == total) (*progress)->finish();
   };

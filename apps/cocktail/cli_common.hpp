@@ -87,8 +87,8 @@ void print_operating_point(std::ostream& out, const OperatingPoint& point);
 // generated token spent in each part of the step under "tpot_parts_s".
 nlohmann::json answer_stats_json(const models::AnswerStats& stats);
 
-// A prefill progress callback that draws a progress line on stderr when it is a terminal.
-std::function<void(std::int64_t done, std::int64_t total)> terminal_prefill_progress();
+// A prefill progress callback: a progress line on stderr (eval::Progress::on_stderr).
+std::function<void(std::int64_t done, std::int64_t total)> prefill_progress_on_stderr();
 
 // Writes JSON to stdout, pretty-printed.
 void print_json(const nlohmann::json& j);

@@ -417,7 +417,7 @@ void run(const EvalArgs& args) {
   for (std::size_t i = resumed; i < cases.size(); ++i) {
     work += std::max<std::int64_t>(cases[i].target_tokens, 1);
   }
-  eval::Progress progress = eval::Progress::on_terminal("eval", work, "tokens");
+  eval::Progress progress = eval::Progress::on_stderr("eval", work, "tokens");
   for (std::size_t i = resumed; i < cases.size(); ++i) {
     const eval::EvalCase& c = cases[i];
     progress.set_detail(c.id);

@@ -156,7 +156,7 @@ PlannedContext plan_with_model(const Config& config, const Engine& engine, const
   require_kv_cache_memory(model, question, 1);
   const models::QuestionAnswerer answerer(engine, model, settings);
   models::QuestionAnswerer::Callbacks callbacks;
-  callbacks.prefill_progress = terminal_prefill_progress();
+  callbacks.prefill_progress = prefill_progress_on_stderr();
   models::Answer prefilled = answerer.start(question, callbacks).finish();
   return {std::move(prefilled.plan), prefilled.stats.cache, model.hparams().kv_shape()};
 }

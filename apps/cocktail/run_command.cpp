@@ -46,9 +46,9 @@ void run(const RunArgs& args) {
   const models::QuestionAnswerer answerer(engine, model, settings);
 
   models::QuestionAnswerer::Callbacks callbacks;
-  // For people watching a terminal: a prefill progress line, and the answer as it comes.
+  // A prefill progress line on stderr, and the answer on stdout as it comes.
   if (!args.json) {
-    callbacks.prefill_progress = terminal_prefill_progress();
+    callbacks.prefill_progress = prefill_progress_on_stderr();
     callbacks.on_text = [](std::string_view text) { std::cout << text << std::flush; };
   }
   const models::Answer answer = answerer.answer(question, callbacks);

@@ -48,17 +48,19 @@ double Progress::steady_seconds() {
 }
 
 Progress::Progress(std::string label, std::int64_t total, std::string unit, std::ostream* out,
-                   Clock clock)
+                   Clock clock, Style style)
     : label_(std::move(label)),
       total_(total),
       unit_(std::move(unit)),
       out_(out),
       clock_(std::move(clock)),
-      start_(clock_()) {}
+      style_(style),
+      start_(clock_()),
+      last_draw_(start_) {}
 
-Progress Progress::on_terminal(std::string label, std::int64_t total, std::string unit) {
-  return Progress(std::move(label), total, std::move(unit),
-                  isatty(STDERR_FILENO) ? &std::cerr : nullptr);
+Progress Progress::on_stderr(std::string label, std::int64_t total, std::string unit) {
+  return Progress(std::move(label), total, std::move(unit), &std::cerr, steady_seconds,
+                  isatty(STDERR_FILENO) ? Style::redraw : Style::log_lines);
 }
 
 Progress::Progress(Progress&& other) noexcept
@@ -67,6 +69,7 @@ Progress::Progress(Progress&& other) noexcept
       unit_(std::move(other.unit_)),
       out_(std::exchange(other.out_, nullptr)),
       clock_(std::move(other.clock_)),
+      style_(other.style_),
       start_(other.start_),
       last_draw_(other.last_draw_),
       drawn_(other.drawn_),
@@ -77,7 +80,7 @@ Progress::Progress(Progress&& other) noexcept
 
 Progress::~Progress() {
   // An early exit (an error) still leaves the terminal on a fresh line.
-  if (out_ && drawn_ && !finished_) *out_ << "\n" << std::flush;
+  if (out_ && drawn_ && !finished_ && style_ == Style::redraw) *out_ << "\n" << std::flush;
 }
 
 void Progress::advance(std::int64_t amount) {
@@ -93,17 +96,36 @@ void Progress::update(std::int64_t done) {
 void Progress::set_detail(std::string detail) {
   detail_ = std::move(detail);
   stale_ = true;
-  draw(false);
+  // A log line says what finished, so the detail of what starts now waits for the next one.
+  if (style_ == Style::redraw) draw(false);
 }
 
 void Progress::finish() {
   if (finished_) return;
-  if (stale_ || !drawn_) draw(true);
-  if (out_ && drawn_) *out_ << "\n" << std::flush;
+  if (style_ == Style::log_lines) {
+    if (drawn_ && stale_) write_log_line(true);
+  } else {
+    if (stale_ || !drawn_) draw(true);
+    if (out_ && drawn_) *out_ << "\n" << std::flush;
+  }
   finished_ = true;
 }
 
+void Progress::write_log_line(bool force) {
+  if (!out_ || finished_) return;
+  const double now = clock_();
+  if (!force && now - last_draw_ < kLogLineEvery) return;
+  last_draw_ = now;
+  drawn_ = true;
+  stale_ = false;
+  *out_ << progress_line(label_, done_, total_, unit_, now - start_, detail_) << "\n" << std::flush;
+}
+
 void Progress::draw(bool force) {
+  if (style_ == Style::log_lines) {
+    write_log_line(false);
+    return;
+  }
   if (!out_ || finished_) return;
   const double now = clock_();
   if (!force && drawn_ && now - last_draw_ < kRedrawEvery) return;

@@ -81,6 +81,42 @@ TEST(ProgressTest, AnUnfinishedLineEndsWhenTheProgressGoes) {
   EXPECT_THAT(text, EndsWith("\n"));
 }
 
+TEST(ProgressTest, LogLinesAreWholeLinesAtMostEveryTenSeconds) {
+  std::ostringstream out;
+  FakeClock time;
+  Progress progress("eval", 40, "tokens", &out, time.clock(), Progress::Style::log_lines);
+  progress.set_detail("case-a");
+  time.now = 5.0;
+  progress.advance(10);  // too soon after the start
+  EXPECT_EQ(out.str(), "");
+  time.now = 12.0;
+  progress.set_detail("case-b");  // a detail alone writes nothing
+  EXPECT_EQ(out.str(), "");
+  progress.advance(10);
+  time.now = 15.0;
+  progress.advance(20);  // the end, but only 3 s after the last line: left to finish()
+  progress.finish();
+  progress.finish();
+  const std::string text = out.str();
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(text,
+            "eval [##########..........] 20/40 tokens 50% 0:12 ETA 0:12 case-b\n"
+            "eval [####################] 40/40 tokens 100% 0:15 ETA 0:00 case-b\n");
+}
+
+TEST(ProgressTest, ShortWorkWritesNoLogLine) {
+  std::ostringstream out;
+  FakeClock time;
+  {
+    Progress progress("prefill", 100, "tokens", &out, time.clock(), Progress::Style::log_lines);
+    time.now = 2.0;
+    progress.update(100);
+    progress.finish();
+  }
+  EXPECT_EQ(out.str(), "");
+}
+
 TEST(ProgressTest, WithoutAStreamItOnlyCounts) {
   Progress progress("eval", 3, "runs", nullptr);
   progress.advance(2);

@@ -16,21 +16,25 @@ std::string format_duration(double seconds);
 std::string progress_line(std::string_view label, std::int64_t done, std::int64_t total,
                           std::string_view unit, double elapsed_s, std::string_view detail);
 
-// A progress line redrawn in place for people watching a terminal: the eval runner advances it
-// once per case x method and sets the detail to what runs now (a prefill callback can put its
-// token count there too); `cocktail run` can show its prefill with one. Work is counted in any
-// unit, so weighting runs by their context length makes the ETA honest. Redraws at most ten
-// times a second, and always at the end; the destructor ends the line.
+// A progress line: the eval runner advances it once per case and sets the detail to what runs
+// now (a prefill callback can put its token count there too); `cocktail run` can show its
+// prefill with one. Work is counted in any unit, so weighting runs by their context length makes
+// the ETA honest. For people watching a terminal it is redrawn in place, at most ten times a
+// second and always at the end, and the destructor ends the line. For a log file (a long eval
+// run in the background) it is written as whole lines instead, at most one every
+// kLogLineEvery seconds, and a last one at the end if any was written: short work stays silent.
 class Progress {
  public:
   // Seconds on a monotonic clock.
   using Clock = std::function<double()>;
+  enum class Style { redraw, log_lines };
+  static constexpr double kLogLineEvery = 10.0;
 
   // Draws on `out`; with nullptr it only counts.
   Progress(std::string label, std::int64_t total, std::string unit, std::ostream* out,
-           Clock clock = steady_seconds);
-  // Draws on stderr when stderr is a terminal, and nowhere otherwise.
-  static Progress on_terminal(std::string label, std::int64_t total, std::string unit);
+           Clock clock = steady_seconds, Style style = Style::redraw);
+  // Draws on stderr: redrawn in place on a terminal, as log lines otherwise.
+  static Progress on_stderr(std::string label, std::int64_t total, std::string unit);
 
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -49,12 +53,14 @@ class Progress {
 
  private:
   void draw(bool force);
+  void write_log_line(bool force);
 
   std::string label_;
   std::int64_t total_ = 0;
   std::string unit_;
   std::ostream* out_ = nullptr;
   Clock clock_;
+  Style style_ = Style::redraw;
   double start_ = 0.0;
   double last_draw_ = 0.0;
   bool drawn_ = false;
