@@ -1,23 +1,30 @@
 // Matmul throughput of the CPU backend on SmolLM2-135M's weight shapes, for decode (one token)
 // and prefill (512 tokens), per activation mode. Weights are random blocks of the real formats.
 //
-//   build/release/bin/cocktail_compute_bench --benchmark_filter=decode
+//   build/release/bin/cocktail_compute_bench --benchmark_filter=decode [--simd=AVX2]
+//
+// --simd=TARGET runs every kernel on that Highway target (select_simd_target), as an
+// AVX2-only CPU would.
 //
 // bytes_per_second is the weight bytes streamed per call; items_per_second is multiply-adds.
-// Decode cases ending in /row_groups read the weights through the row-group copy CpuCompute::upload makes.
+// Decode cases ending in /row_groups read the weights through the row-group copy CpuCompute::upload
+// makes.
 
 #include <benchmark/benchmark.h>
 
 #include <bit>
 #include <cstddef>
+#include <iostream>
 #include <memory>
 #include <random>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "attention/tile_kernels.hpp"
 #include "cocktail/tensor_type.hpp"
 #include "compute/cpu_compute.hpp"
+#include "simd_target.hpp"
 
 namespace cocktail::cpu {
 namespace {
@@ -183,6 +190,21 @@ void register_all() {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
+  const std::string simd_flag = "--simd=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind(simd_flag, 0) != 0) {
+      std::cerr << "unknown argument " << arg << "\n";
+      return 2;
+    }
+    try {
+      cocktail::cpu::select_simd_target(arg.substr(simd_flag.size()));
+    } catch (const std::exception& e) {
+      std::cerr << arg << ": " << e.what() << "\n";
+      return 2;
+    }
+  }
+  benchmark::AddCustomContext("simd_target", cocktail::cpu::simd_target_name());
   cocktail::cpu::register_all();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -465,7 +465,7 @@ TEST(Matmul, IntegerGemmIsExactOnQuantizedActivations) {
 }
 
 // The integer GEMV (decode with rounded activations) on every SIMD target that has one, and the
-// VNNI kernels' row-group form, called directly on row ranges that do not start or end on a
+// row-group form (VNNI, AVX2), called directly on row ranges that do not start or end on a
 // 4-row group (one range of 2 rows inside a tile), for every token count it serves, on short rows
 // and rows of 70 blocks.
 TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
@@ -475,7 +475,11 @@ TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
     for (int bits : {8, 16}) {
       for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
         const IntegerGemv kind = integer_gemv(t, bits);
-        if (kind == IntegerGemv::none) continue;
+        const bool row_groups = row_group_gemv_supported(t, bits);
+        if (kind == IntegerGemv::none) {
+          EXPECT_FALSE(row_groups) << to_string(t) << " " << bits;
+          continue;
+        }
         ++kernels;
         const std::string target = hwy::TargetName(bit);
         for (const std::int64_t cols : {std::int64_t(96), std::int64_t(2240)}) {
@@ -483,19 +487,19 @@ TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
             const Problem p(t, 45, cols, n, 400 + unsigned(t) + unsigned(cols) + unsigned(n));
             QuantizedActivations xq(bits, p.n, p.cols);
             quantize_activations(p.x.data(), 0, p.n, xq);
-            if (kind == IntegerGemv::vnni && bits == 16) split_byte_planes(xq);
+            if ((kind == IntegerGemv::vnni || row_groups) && bits == 16) split_byte_planes(xq);
             std::vector<float> y(std::size_t(p.n * p.rows), NAN);
             int_gemv_rows(p.w, xq, n, y.data(), 0, 19);
             int_gemv_rows(p.w, xq, n, y.data(), 19, 21);
             int_gemv_rows(p.w, xq, n, y.data(), 21, p.rows);
             expect_exact_on_quantized_activations(p, xq, y, "gemv on " + target);
-            if (kind != IntegerGemv::vnni) continue;
+            if (!row_groups) continue;
             // The same over the row-group copy: whole groups, then a last one of 13 rows.
             const RowGroupWeights groups(p.w, arena);
             std::fill(y.begin(), y.end(), NAN);
             row_group_gemv(groups, xq, n, y.data(), 0, 16);
             row_group_gemv(groups, xq, n, y.data(), 16, p.rows);
-            expect_exact_on_quantized_activations(p, xq, y, "row groups");
+            expect_exact_on_quantized_activations(p, xq, y, "row groups on " + target);
           }
         }
       }
@@ -505,6 +509,12 @@ TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
     EXPECT_EQ(integer_gemv(TensorType::q8_0, 8), IntegerGemv::none);
     if (bit == HWY_AVX3_DL) {
       EXPECT_EQ(integer_gemv(TensorType::q4_0, 8), IntegerGemv::vnni);
+    }
+    if (bit == HWY_AVX3_DL || bit == HWY_AVX2) {
+      for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
+        EXPECT_TRUE(row_group_gemv_supported(t, 16))
+            << to_string(t) << " on " << hwy::TargetName(bit);
+      }
     }
   });
   if (kernels == 0) GTEST_SKIP() << "no integer GEMV on this CPU";
@@ -632,7 +642,7 @@ TEST(Matmul, SharedInputEqualsSeparateCalls) {
 // those give the reference products for decode and prefill token counts, alone and in a batch
 // whose split between the threads falls inside an output's group.
 TEST(Matmul, RowGroupCopiesGiveTheReferenceProducts) {
-  if (integer_gemv(TensorType::q4_1, 16) != IntegerGemv::vnni)
+  if (!row_group_gemv_supported(TensorType::q4_1, 16))
     GTEST_SKIP() << "no row-group GEMV on this CPU";
   const CpuCompute compute(2, MatmulActivations::int16);
   for (TensorType t : kAllTypes) {
@@ -689,13 +699,15 @@ TEST(Matmul, RefusesWeightsUploadedByAnotherCompute) {
 
 // 16-bit activations whose byte planes were never split are refused, not read past their end.
 TEST(Matmul, IntegerGemvRefusesActivationsWithoutBytePlanes) {
-  if (integer_gemv(TensorType::q4_1, 16) != IntegerGemv::vnni)
-    GTEST_SKIP() << "no VNNI GEMV (the one with byte planes) on this CPU";
+  if (!row_group_gemv_supported(TensorType::q4_1, 16))
+    GTEST_SKIP() << "no GEMV with byte planes (VNNI, row groups) on this CPU";
   const Problem p(TensorType::q4_1, 8, 64, 1, 9);
   QuantizedActivations xq(16, 1, p.cols);
   quantize_activations(p.x.data(), 0, 1, xq);
   std::vector<float> y(std::size_t(p.rows));
-  expect_error([&] { int_gemv_rows(p.w, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");
+  if (integer_gemv(TensorType::q4_1, 16) == IntegerGemv::vnni) {
+    expect_error([&] { int_gemv_rows(p.w, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");
+  }
   HugePageArena arena;
   const RowGroupWeights groups(p.w, arena);
   expect_error([&] { row_group_gemv(groups, xq, 1, y.data(), 0, p.rows); }, "split_byte_planes");

@@ -86,7 +86,7 @@ std::int64_t rows_of(const char* op, std::size_t x_size, std::size_t dim, const 
 std::unique_ptr<CpuWeights> CpuCompute::upload_matrix(const WeightView& w) const {
   check_weight_view("upload", w);
   std::unique_ptr<RowGroupWeights> row_groups;
-  if (row_groups_ && integer_gemv(w.type, gemv_bits(w.type)) == IntegerGemv::vnni) {
+  if (row_groups_ && row_group_gemv_supported(w.type, gemv_bits(w.type))) {
     row_groups = std::make_unique<RowGroupWeights>(w, arena_);
   }
   return std::make_unique<CpuWeights>(w, std::move(row_groups), this);
@@ -169,10 +169,12 @@ void CpuCompute::gemv(std::span<const float> x, std::int64_t n,
   if (bits != 0) {
     xq.emplace(bits, n, outputs[0].w->cols());
     quantize_activations(x.data(), 0, n, *xq);
-    const bool vnni = std::any_of(outputs.begin(), outputs.end(), [&](const HostMatmulOutput& out) {
-      return integer_gemv(out.w->file().type, bits) == IntegerGemv::vnni;
-    });
-    if (bits == 16 && vnni) split_byte_planes(*xq);
+    // The VNNI kernels, and every row-group kernel, take 16-bit activations as byte planes.
+    const bool planes =
+        std::any_of(outputs.begin(), outputs.end(), [&](const HostMatmulOutput& out) {
+          return out.w->row_groups() || integer_gemv(out.w->file().type, bits) == IntegerGemv::vnni;
+        });
+    if (bits == 16 && planes) split_byte_planes(*xq);
   }
   parallel_ranges(rows, n_threads, [&](std::int64_t begin, std::int64_t end) {
     std::int64_t first = 0;  // of the current output, in the rows laid end to end

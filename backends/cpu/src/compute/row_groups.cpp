@@ -22,10 +22,10 @@ HWY_BEFORE_NAMESPACE();
 namespace cocktail::cpu {
 namespace HWY_NAMESPACE {
 
-#if HWY_TARGET == HWY_AVX3_DL
+// The targets with a row-group kernel: AVX-512 VNNI, and AVX2 (see its section).
+#define COCKTAIL_ROW_GROUP_KERNELS (HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2)
 
-// As in matmul_kernels.cpp: Highway's AVX3_DL attributes lack avx512vnni.
-HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
+#if COCKTAIL_ROW_GROUP_KERNELS
 
 constexpr int kBlock = 32;
 // How many blocks ahead the kernel prefetches (8 × 320 bytes for Q4): the hardware prefetcher
@@ -37,6 +37,17 @@ std::int32_t dword_at(const void* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+
+// Group g's block b: codes, then scales and (Q4) offsets.
+template <TensorType T>
+constexpr std::size_t kGroupCodeBytes = T == TensorType::q8_0 ? 512 : 256;
+
+#endif
+
+#if HWY_TARGET == HWY_AVX3_DL
+
+// As in matmul_kernels.cpp: Highway's AVX3_DL attributes lack avx512vnni.
+HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
 
 // Vector v of a Q4 block's codes: its low nibbles (elements 4v..4v+3 of each row) and its high
 // ones (16+4v..19+4v).
@@ -99,7 +110,7 @@ template <TensorType T, int Bits, int N>
 void group_rows(const RowGroupWeights& w, std::int64_t g, const QuantizedActivations& xq, float* y,
                 int valid) {
   constexpr bool q4 = T != TensorType::q8_0;
-  constexpr std::size_t kCodeBytes = q4 ? 256 : 512;
+  constexpr std::size_t kCodeBytes = kGroupCodeBytes<T>;
   const std::size_t block_bytes = w.block_bytes();
   const std::int64_t blocks = w.blocks();
   const std::uint8_t* p = w.group(g);
@@ -135,6 +146,128 @@ void group_rows(const RowGroupWeights& w, std::int64_t g, const QuantizedActivat
   }
 }
 
+HWY_POP_ATTRIBUTES
+
+#elif HWY_TARGET == HWY_AVX2
+
+// The same copy and the same integer sums with 256-bit vectors: a group's 16 rows are two
+// halves of 8 rows, and each vpdpbusd becomes vpmaddubsw (unsigned 8-bit times signed 8-bit,
+// pairs summed in 16 bits) and, once a block, vpmaddwd against ones (or 256) to 32 bits. With
+// codes below 16 no 16-bit sum saturates or overflows (bounds below), so the block's sums are
+// the VNNI kernel's exactly, and a block costs about half the vector operations of the 16-bit
+// pair GEMV in the file's layout, which also spends scalar work on every block's scale.
+
+HWY_INLINE __m256i lane_of(const std::uint8_t* p) {
+  return _mm256_set1_epi32(dword_at(p));
+}
+
+HWY_INLINE __m256i widen_sum(__m256i pairs16, short factor) {
+  return _mm256_madd_epi16(pairs16, _mm256_set1_epi16(factor));
+}
+
+// Σ code·q of one Q4 block for the group's two halves of 8 rows, q 16-bit as byte planes
+// (split_byte_planes): 32 signed high bytes h, then 32 unsigned low bytes l; the codes (0-15)
+// are the unsigned operand against h and the signed one against l. A 16-bit lane sums two
+// products per vpmaddubsw, so the 8 against h stay within 8·2·15·128 = 30720 and each 4 against
+// l within 4·2·15·255 = 30600. Both halves in one pass share each broadcast of activations.
+HWY_INLINE void q4_block_dot(const std::uint8_t* codes, const std::uint8_t* x, __m256i (&dot)[2]) {
+  const std::uint8_t* h = x;
+  const std::uint8_t* l = x + kBlock;
+  const __m256i nibble = _mm256_set1_epi8(0x0F);
+  __m256i high_plane[2], low_of_low[2], low_of_high[2];
+  for (int k = 0; k < 2; ++k)
+    high_plane[k] = low_of_low[k] = low_of_high[k] = _mm256_setzero_si256();
+  for (int v = 0; v < 4; ++v) {
+    const __m256i h_low = lane_of(h + 4 * v), h_high = lane_of(h + 16 + 4 * v);
+    const __m256i l_low = lane_of(l + 4 * v), l_high = lane_of(l + 16 + 4 * v);
+    for (int k = 0; k < 2; ++k) {
+      const __m256i bytes =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + 64 * v + 32 * k));
+      const __m256i low = _mm256_and_si256(bytes, nibble);
+      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+      high_plane[k] = _mm256_add_epi16(high_plane[k], _mm256_maddubs_epi16(low, h_low));
+      high_plane[k] = _mm256_add_epi16(high_plane[k], _mm256_maddubs_epi16(high, h_high));
+      low_of_low[k] = _mm256_add_epi16(low_of_low[k], _mm256_maddubs_epi16(l_low, low));
+      low_of_high[k] = _mm256_add_epi16(low_of_high[k], _mm256_maddubs_epi16(l_high, high));
+    }
+  }
+  for (int k = 0; k < 2; ++k) {
+    dot[k] = _mm256_add_epi32(
+        widen_sum(high_plane[k], 256),
+        _mm256_add_epi32(widen_sum(low_of_low[k], 1), widen_sum(low_of_high[k], 1)));
+  }
+}
+
+// Σ code·q of one Q8_0 block for the group's two halves of 8 rows, q 16-bit.
+HWY_INLINE void q8_block_dot(const std::uint8_t* codes, const std::int16_t* x, __m256i (&dot)[2]) {
+  __m256i even[2], odd[2];
+  for (int k = 0; k < 2; ++k) even[k] = odd[k] = _mm256_setzero_si256();
+  for (int p = 0; p < 16; p += 2) {
+    const __m256i x_even = lane_of(reinterpret_cast<const std::uint8_t*>(x + 2 * p));
+    const __m256i x_odd = lane_of(reinterpret_cast<const std::uint8_t*>(x + 2 * p + 2));
+    for (int k = 0; k < 2; ++k) {
+      const auto pair = [&](int i) {
+        return _mm256_cvtepi8_epi16(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 32 * i + 16 * k)));
+      };
+      even[k] = _mm256_add_epi32(even[k], _mm256_madd_epi16(pair(p), x_even));
+      odd[k] = _mm256_add_epi32(odd[k], _mm256_madd_epi16(pair(p + 1), x_odd));
+    }
+  }
+  for (int k = 0; k < 2; ++k) dot[k] = _mm256_add_epi32(even[k], odd[k]);
+}
+
+// y[t][16g + r] for the group's rows r < `valid` and t < N tokens, as the VNNI group_rows.
+template <TensorType T, int Bits, int N>
+void group_rows(const RowGroupWeights& w, std::int64_t g, const QuantizedActivations& xq, float* y,
+                int valid) {
+  static_assert(Bits == 16, "the AVX2 row-group kernels take 16-bit activations");
+  constexpr bool q4 = T != TensorType::q8_0;
+  constexpr std::size_t kCodeBytes = kGroupCodeBytes<T>;
+  const std::size_t block_bytes = w.block_bytes();
+  const std::int64_t blocks = w.blocks();
+  const std::uint8_t* p = w.group(g);
+  __m256 acc[N][2];
+  for (auto& token : acc)
+    for (__m256& a : token) a = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < blocks; ++b, p += block_bytes) {
+    for (std::size_t line = 0; line < block_bytes; line += 64) {
+      hwy::Prefetch(p + kPrefetchBlocks * block_bytes + line);
+    }
+    for (int t = 0; t < N; ++t) {
+      const std::int64_t tb = t * blocks + b;
+      __m256i dot[2];
+      if constexpr (q4) {
+        q4_block_dot(p, xq.byte_planes.data() + tb * 2 * kBlock, dot);
+      } else {
+        q8_block_dot(p, xq.q16.data() + tb * kBlock, dot);
+      }
+      for (int k = 0; k < 2; ++k) {
+        const auto halves = [&](std::size_t at) {
+          return _mm256_cvtph_ps(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at + 16 * k)));
+        };
+        const __m256 dd = _mm256_mul_ps(halves(kCodeBytes), _mm256_set1_ps(xq.d[std::size_t(tb)]));
+        acc[t][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[k]), dd, acc[t][k]);
+        if constexpr (q4) {
+          acc[t][k] = _mm256_fmadd_ps(halves(kCodeBytes + 32),
+                                      _mm256_set1_ps(xq.s[std::size_t(tb)]), acc[t][k]);
+        }
+      }
+    }
+  }
+  for (int t = 0; t < N; ++t) {
+    alignas(32) float rows[kRowGroupRows];
+    _mm256_store_ps(rows, acc[t][0]);
+    _mm256_store_ps(rows + 8, acc[t][1]);
+    std::memcpy(y + t * w.rows() + g * kRowGroupRows, rows, sizeof(float) * std::size_t(valid));
+  }
+}
+
+#endif  // HWY_TARGET
+
+#if COCKTAIL_ROW_GROUP_KERNELS
+
 template <TensorType T, int Bits>
 void groups_of(const RowGroupWeights& w, const QuantizedActivations& xq, std::int64_t n, float* y,
                std::int64_t row_begin, std::int64_t row_end) {
@@ -157,15 +290,29 @@ void groups_of(const RowGroupWeights& w, const QuantizedActivations& xq, std::in
   }
 }
 
-HWY_POP_ATTRIBUTES
+#endif  // COCKTAIL_ROW_GROUP_KERNELS
 
-#endif  // HWY_TARGET == HWY_AVX3_DL
+// Which weights and activations this target's row-group kernel takes.
+bool RowGroupGemvSupported(TensorType type, int activation_bits) {
+  const bool q4 = type == TensorType::q4_0 || type == TensorType::q4_1;
+  if (HWY_TARGET == HWY_AVX3_DL) return integer_gemv(type, activation_bits) == IntegerGemv::vnni;
+  return HWY_TARGET == HWY_AVX2 && (q4 || type == TensorType::q8_0) && activation_bits == 16;
+}
 
-// Only the AVX3_DL target runs; row_group_gemv checks the type and bits before dispatching.
+// Only the targets with kernels run; row_group_gemv checks the type and bits before dispatching.
 void RowGroupGemv(const RowGroupWeights& w, const QuantizedActivations& xq,
                   [[maybe_unused]] std::int64_t n, [[maybe_unused]] float* y,
                   [[maybe_unused]] std::int64_t row_begin, [[maybe_unused]] std::int64_t row_end) {
-#if HWY_TARGET == HWY_AVX3_DL
+#if HWY_TARGET == HWY_AVX2
+  switch (w.type()) {
+    case TensorType::q4_0:
+      return groups_of<TensorType::q4_0, 16>(w, xq, n, y, row_begin, row_end);
+    case TensorType::q4_1:
+      return groups_of<TensorType::q4_1, 16>(w, xq, n, y, row_begin, row_end);
+    default:
+      return groups_of<TensorType::q8_0, 16>(w, xq, n, y, row_begin, row_end);
+  }
+#elif HWY_TARGET == HWY_AVX3_DL
   switch (w.type()) {
     case TensorType::q4_0:
       return xq.bits == 8 ? groups_of<TensorType::q4_0, 8>(w, xq, n, y, row_begin, row_end)
@@ -190,6 +337,7 @@ HWY_AFTER_NAMESPACE();
 namespace cocktail::cpu {
 
 HWY_EXPORT(RowGroupGemv);
+HWY_EXPORT(RowGroupGemvSupported);
 
 namespace {
 
@@ -265,9 +413,13 @@ const std::uint8_t* RowGroupWeights::group(std::int64_t g) const {
   return bytes_.get() + std::size_t(g * blocks()) * block_bytes();
 }
 
+bool row_group_gemv_supported(TensorType type, int activation_bits) {
+  return HWY_DYNAMIC_DISPATCH(RowGroupGemvSupported)(type, activation_bits);
+}
+
 void row_group_gemv(const RowGroupWeights& w, const QuantizedActivations& xq, std::int64_t n,
                     float* y, std::int64_t row_begin, std::int64_t row_end) {
-  if (integer_gemv(w.type(), xq.bits) != IntegerGemv::vnni) {
+  if (!row_group_gemv_supported(w.type(), xq.bits)) {
     throw Error("matmul: no row-group GEMV for " + std::string(info(w.type()).name) +
                 " weights with " + std::to_string(xq.bits) + "-bit activations on this CPU");
   }

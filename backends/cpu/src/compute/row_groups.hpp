@@ -20,7 +20,9 @@ namespace cocktail::cpu {
 // One vpdpbusd (vpdpwssd for Q8) against a broadcast lane of activations then gives 16 rows'
 // partial sums with no horizontal adds, and the matrix is read as one stream: in the file's
 // layout the GEMV reads 4 rows side by side and spends about 3 times the vector operations
-// per weight byte, too many for two cores to keep up with memory.
+// per weight byte, too many for two cores to keep up with memory. AVX2 reads the same copy as
+// two halves of 8 rows, with vpmaddubsw and vpmaddwd in place of vpdpbusd, and gets the same
+// integer sums.
 constexpr std::int64_t kRowGroupRows = 16;
 
 class RowGroupWeights {
@@ -42,10 +44,14 @@ class RowGroupWeights {
   std::shared_ptr<std::uint8_t> bytes_;
 };
 
+// Whether this CPU has a row-group kernel for weights of `type` with `activation_bits`: where
+// the VNNI kernels run (integer_gemv(...) == IntegerGemv::vnni), and on AVX2 for q4_0, q4_1
+// and q8_0 with 16-bit activations.
+bool row_group_gemv_supported(TensorType type, int activation_bits);
+
 // int_gemv_rows over the copy: rows [row_begin, row_end), row_begin a multiple of
-// kRowGroupRows and row_end one or w.rows(). It runs where the VNNI kernels do
-// (integer_gemv(...) == IntegerGemv::vnni, every type of which a RowGroupWeights holds) and
-// throws Error elsewhere, or when 16-bit activations lack their byte planes.
+// kRowGroupRows and row_end one or w.rows(). Throws Error where row_group_gemv_supported does
+// not hold, or when 16-bit activations of Q4 weights lack their byte planes.
 void row_group_gemv(const RowGroupWeights& w, const QuantizedActivations& xq, std::int64_t n,
                     float* y, std::int64_t row_begin, std::int64_t row_end);
 
