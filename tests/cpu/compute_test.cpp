@@ -4,12 +4,16 @@
 // tensors).
 
 #include <gtest/gtest.h>
+#include <hwy/aligned_allocator.h>
 #include <hwy/targets.h>
 
 #include <algorithm>
 #include <bit>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <numbers>
 #include <numeric>
 #include <random>
@@ -25,6 +29,7 @@
 #include "compute/huge_page_arena.hpp"
 #include "compute/matmul_kernels.hpp"
 #include "compute/row_groups.hpp"
+#include "memory/huge_pages.hpp"
 #include "support/layer_norm_reference.hpp"
 #include "support/rope_reference.hpp"
 #include "support/simd_targets.hpp"
@@ -735,6 +740,43 @@ TEST(HugePageArena, AllocationsAreAlignedDisjointAndOutliveTheArena) {
     const auto& [p, bytes] = kept[i];
     EXPECT_EQ(std::count(p.get(), p.get() + bytes, std::uint8_t(i + 1)), std::ptrdiff_t(bytes))
         << i;
+  }
+}
+
+// The VmFlags line of /proc/self/smaps for the mapping that holds p ("" if none does).
+std::string vm_flags_at(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &begin, &end) == 2 &&
+        line.find(' ') > line.find('-')) {
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+// A large block (a KV cache's segments or tail, an arena block) is advised for huge pages on its
+// whole 2 MiB pages, and the partial pages at its ends are left alone. The advice is recorded in
+// the mapping's flags ("hg") whatever the kernel's huge page setting.
+TEST(HugePages, AdviceCoversTheWholeHugePagesInside) {
+  const std::size_t bytes = 7 * kHugePage + 12345;
+  auto block = hwy::AllocateAligned<std::uint8_t>(bytes);
+  ASSERT_TRUE(block);
+  advise_huge_pages(block.get(), bytes);
+  const auto begin = reinterpret_cast<std::uintptr_t>(block.get());
+  const std::uintptr_t first_whole = (begin + kHugePage - 1) / kHugePage * kHugePage;
+  const auto advised = [](std::uintptr_t at) {
+    return vm_flags_at(reinterpret_cast<const void*>(at)).find(" hg") != std::string::npos;
+  };
+  EXPECT_TRUE(advised(first_whole)) << vm_flags_at(reinterpret_cast<const void*>(first_whole));
+  EXPECT_TRUE(advised(first_whole + 5 * kHugePage));
+  if (first_whole > begin) {
+    EXPECT_FALSE(advised(begin));
   }
 }
 

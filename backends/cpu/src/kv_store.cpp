@@ -7,6 +7,7 @@
 #include "cocktail/error.hpp"
 #include "cocktail/kv_store_checks.hpp"
 #include "memory/cpu_buffer.hpp"
+#include "memory/huge_pages.hpp"
 #include "quant/half_convert.hpp"
 
 namespace cocktail::cpu {
@@ -50,6 +51,8 @@ CpuKvStore::TailMemory CpuKvStore::allocate_tail(std::int64_t capacity) const {
     throw Error("KV store: out of memory for an FP16 tail of " + std::to_string(capacity) +
                 " tokens (" + std::to_string(2 * halves * sizeof(std::uint16_t)) + " bytes)");
   }
+  advise_huge_pages(tail.keys.get(), halves * sizeof(std::uint16_t));
+  advise_huge_pages(tail.values.get(), halves * sizeof(std::uint16_t));
   return tail;
 }
 
@@ -83,6 +86,7 @@ CpuKvStore::SegmentMemory CpuKvStore::allocate_segments(const Tiles& tiles) cons
     throw Error("KV store: out of memory for " + std::to_string(memory.size) +
                 " bytes of segments");
   }
+  advise_huge_pages(memory.bytes.get(), memory.size);
   return memory;
 }
 

@@ -1,19 +1,17 @@
 #include "compute/huge_page_arena.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 
 #include "alignment.hpp"
 #include "cocktail/error.hpp"
+#include "memory/huge_pages.hpp"
 
 namespace cocktail::cpu {
 
 namespace {
 
-constexpr std::size_t kHugePage = std::size_t(2) << 20;
 // Big enough that a block holds many layers' matrices; what a block leaves unused is never
 // touched, so it takes address space, not memory.
 constexpr std::size_t kBlockBytes = std::size_t(32) << 20;
@@ -30,7 +28,7 @@ std::shared_ptr<std::uint8_t> HugePageArena::allocate(std::size_t bytes) {
       throw Error("row groups: cannot allocate a block of " + std::to_string(size) + " bytes for " +
                   std::to_string(bytes) + " bytes of weights");
     }
-    madvise(p, size, MADV_HUGEPAGE);
+    advise_huge_pages(p, size);
     block_.reset(static_cast<std::uint8_t*>(p), [](std::uint8_t* q) { std::free(q); });
     block_bytes_ = size;
     used_ = 0;
