@@ -96,8 +96,9 @@ void Progress::update(std::int64_t done) {
 void Progress::set_detail(std::string detail) {
   detail_ = std::move(detail);
   stale_ = true;
-  // A log line says what finished, so the detail of what starts now waits for the next one.
-  if (style_ == Style::redraw) draw(false);
+  // A log line comes at most every kLogLineEvery seconds either way, so a long prefill, which
+  // reports its tokens here, still shows in a log between two finished cases.
+  draw(false);
 }
 
 void Progress::finish() {

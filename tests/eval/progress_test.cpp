@@ -90,8 +90,9 @@ TEST(ProgressTest, LogLinesAreWholeLinesAtMostEveryTenSeconds) {
   progress.advance(10);  // too soon after the start
   EXPECT_EQ(out.str(), "");
   time.now = 12.0;
-  progress.set_detail("case-b");  // a detail alone writes nothing
-  EXPECT_EQ(out.str(), "");
+  progress.set_detail("case-b, prefill 512/1024 tokens");  // a detail is news too, when due
+  time.now = 13.0;
+  progress.set_detail("case-b");  // 1 s after that line: waits
   progress.advance(10);
   time.now = 15.0;
   progress.advance(20);  // the end, but only 3 s after the last line: left to finish()
@@ -101,7 +102,8 @@ TEST(ProgressTest, LogLinesAreWholeLinesAtMostEveryTenSeconds) {
   EXPECT_EQ(text.find('\r'), std::string::npos);
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
   EXPECT_EQ(text,
-            "eval [##########..........] 20/40 tokens 50% 0:12 ETA 0:12 case-b\n"
+            "eval [#####...............] 10/40 tokens 25% 0:12 ETA 0:36 case-b, prefill 512/1024 "
+            "tokens\n"
             "eval [####################] 40/40 tokens 100% 0:15 ETA 0:00 case-b\n");
 }
 
