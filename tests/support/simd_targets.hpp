@@ -5,17 +5,17 @@
 
 #include <cstdint>
 
+#include "simd_target.hpp"
+
 namespace cocktail::testing {
 
-// Runs body(target bit) once with each SIMD target this CPU supports forced as the only one,
-// so that every dispatched kernel is tested, not only the best; then restores normal dispatch.
-// Fails the test when no target ran.
+// Runs body(target bit) once with each SIMD target the CPU backend has kernels for and this CPU
+// runs forced as the only one, so that every dispatched kernel is tested, not only the best;
+// then restores normal dispatch. Fails the test when no target ran.
 template <class Body>
 void for_each_simd_target(Body&& body) {
-  const std::int64_t supported = hwy::SupportedTargets();
   int targets = 0;
-  for (std::int64_t bit = 1; bit != 0 && bit <= supported; bit <<= 1) {
-    if ((supported & bit) == 0) continue;
+  for (const std::int64_t bit : cpu::runnable_simd_targets()) {
     ++targets;
     hwy::SetSupportedTargetsForTest(bit);
     SCOPED_TRACE(hwy::TargetName(bit));

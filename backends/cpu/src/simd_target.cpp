@@ -13,16 +13,6 @@
 namespace cocktail::cpu {
 namespace {
 
-// The targets this build has kernels for and the CPU runs, best first, read once: once a
-// selection is made, Highway reports only the selected target.
-const std::vector<std::int64_t>& cpu_targets() {
-  static const std::vector<std::int64_t> targets = [] {
-    hwy::SetSupportedTargetsForTest(0);
-    return hwy::SupportedAndGeneratedTargets();
-  }();
-  return targets;
-}
-
 // Highway's bit for the target called `name`; 0 when no target has that name.
 std::int64_t target_bit(const std::string& name) {
   for (int bit = 0; bit < 63; ++bit) {
@@ -35,14 +25,24 @@ std::int64_t target_bit(const std::string& name) {
 // "AVX3_DL, AVX3, AVX2, ...": what the errors offer instead.
 std::string runnable_names() {
   std::vector<std::string> names;
-  for (const std::int64_t target : cpu_targets()) names.emplace_back(hwy::TargetName(target));
+  for (const std::int64_t target : runnable_simd_targets())
+    names.emplace_back(hwy::TargetName(target));
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
 }  // namespace
 
+// Read once: once a selection is made, Highway reports only the selected target.
+const std::vector<std::int64_t>& runnable_simd_targets() {
+  static const std::vector<std::int64_t> targets = [] {
+    hwy::SetSupportedTargetsForTest(0);
+    return hwy::SupportedAndGeneratedTargets();
+  }();
+  return targets;
+}
+
 void select_simd_target(const std::string& name) {
-  const std::vector<std::int64_t>& runnable = cpu_targets();
+  const std::vector<std::int64_t>& runnable = runnable_simd_targets();
   if (name == "auto") {
     hwy::SetSupportedTargetsForTest(0);
     return;

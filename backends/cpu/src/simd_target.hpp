@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cocktail::cpu {
 
@@ -11,5 +13,8 @@ namespace cocktail::cpu {
 // for or one this CPU cannot run is an Error saying which, naming the runnable targets. The
 // target the kernels run on is simd_target_name() (attention/tile_kernels.hpp).
 void select_simd_target(const std::string& name);
+
+// Highway's bits of the targets this build has kernels for and this CPU runs, best first.
+const std::vector<std::int64_t>& runnable_simd_targets();
 
 }  // namespace cocktail::cpu
