@@ -26,6 +26,12 @@ set(COCKTAIL_GPU_SOURCES
   runtime/gpu_device.cu
   runtime/gpu_stream.cu)
 set(COCKTAIL_GPU_SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}/src)
+# A machine without a GPU can only check that the plugins build and load (CI): OFF builds the
+# device code unoptimised (nvcc -G; clang -O0 for the device), in about a twentieth of the time.
+# Such kernels run many times slower: never for a machine that runs them (scripts/gpu-check
+# turns it back on).
+option(COCKTAIL_GPU_OPTIMIZE_DEVICE_CODE
+  "Optimise the GPU backends' device code (OFF: for checks that they build and load, not run)" ON)
 
 # cocktail_add_gpu_backend(<name> LANGUAGE <CUDA|HIP> TARGETS <target...> FLAGS <flag...>)
 #
@@ -39,6 +45,11 @@ function(cocktail_add_gpu_backend name)
   if(ARG_UNPARSED_ARGUMENTS OR NOT ARG_LANGUAGE OR NOT ARG_TARGETS)
     message(FATAL_ERROR "cocktail_add_gpu_backend(${name}): takes LANGUAGE <CUDA|HIP> "
                         "TARGETS <target...> [FLAGS <flag...>]")
+  endif()
+  if(NOT COCKTAIL_GPU_OPTIMIZE_DEVICE_CODE AND ARG_LANGUAGE STREQUAL "CUDA")
+    list(APPEND ARG_FLAGS -G)
+  elseif(NOT COCKTAIL_GPU_OPTIMIZE_DEVICE_CODE)
+    list(APPEND ARG_FLAGS "SHELL:-Xarch_device -O0")
   endif()
   set(impl cocktail_${name}_impl)
   set(plugin cocktail_backend_${name})
@@ -80,6 +91,10 @@ function(cocktail_add_gpu_backend name)
     endif()
   endforeach()
   cocktail_set_warnings(${impl})
+  if(NOT COCKTAIL_GPU_OPTIMIZE_DEVICE_CODE)
+    message(STATUS "${name} backend: device code unoptimised (COCKTAIL_GPU_OPTIMIZE_DEVICE_CODE "
+                   "is OFF): to check that it builds and loads, not to run")
+  endif()
   # The GPU runtime keeps threads and exit handlers of its own, which must not outlive its code:
   # the plugin stays loaded once loaded.
   target_link_options(${plugin} PRIVATE "LINKER:-z,nodelete")

@@ -35,13 +35,13 @@ TEST(CliBench, AttentionJsonComparesTheMixedCacheWithFp16) {
   EXPECT_EQ(fp16_bytes, 1024.0 * 2 * 64 * 2 * 2);  // K and V in FP16, 2 heads x 64, one layer
 }
 
-// --simd runs the kernels on another SIMD target and the JSON names it (SSE4: every x86-64 CPU
-// this runs on has it; Arm would take NEON). A target name Highway does not have fails naming
-// this CPU's.
+// --simd runs the kernels on another SIMD target and the JSON names it (SCALAR: every x86-64
+// build has that fallback, whatever COCKTAIL_CPU_SIMD_TARGETS says; an Arm build has NEON). A
+// target name Highway does not have fails naming this CPU's.
 #if defined(__aarch64__)
 constexpr const char* kPortableTarget = "NEON";
 #else
-constexpr const char* kPortableTarget = "SSE4";
+constexpr const char* kPortableTarget = "SCALAR";
 #endif
 
 TEST(CliBench, AttentionRunsOnTheSimdTargetItIsGiven) {

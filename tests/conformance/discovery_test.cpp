@@ -37,7 +37,7 @@ TEST(ConformanceDiscovery, FindsTheCpuBackendAndEveryExtraPlugin) {
 TEST(ConformanceDiscovery, TheCpuBackendRunsOnEverySimdTargetOfThisCpu) {
   const std::vector<std::string> targets = cpu_simd_targets();
 #if defined(__x86_64__)
-  // Every x86-64 build has kernels for several targets (at least SSE4 and the scalar one).
+  // Every x86-64 build has kernels for two targets at least: the scalar one and one SIMD target.
   ASSERT_GE(targets.size(), 2u) << "a CPU backend with fewer than two SIMD targets";
 #else
   // An Arm build has NEON alone (cross-check-arm64): the suite runs it once, as "cpu".
