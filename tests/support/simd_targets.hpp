@@ -14,8 +14,9 @@ namespace cocktail::testing {
 // then restores normal dispatch. Fails the test when no target ran.
 template <class Body>
 void for_each_simd_target(Body&& body) {
-  EXPECT_FALSE(cpu::runnable_simd_targets().empty());
-  for (const std::int64_t bit : cpu::runnable_simd_targets()) {
+  const auto& targets = cpu::runnable_simd_targets();
+  EXPECT_FALSE(targets.empty());
+  for (const std::int64_t bit : targets) {
     hwy::SetSupportedTargetsForTest(bit);
     SCOPED_TRACE(hwy::TargetName(bit));
     body(bit);
