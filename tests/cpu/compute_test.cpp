@@ -516,9 +516,16 @@ TEST(Matmul, IntegerGemvIsExactOnQuantizedActivations) {
     if (bit == HWY_AVX3_DL) {
       EXPECT_EQ(integer_gemv(TensorType::q4_0, 8), IntegerGemv::vnni);
     }
+    if (bit == HWY_AVX2) {
+      EXPECT_EQ(integer_gemv(TensorType::q4_1, 8), IntegerGemv::pairs);
+    }
     if (bit == HWY_AVX3_DL || bit == HWY_AVX2) {
       for (TensorType t : {TensorType::q8_0, TensorType::q4_0, TensorType::q4_1}) {
         EXPECT_TRUE(row_group_gemv_supported(t, 16))
+            << to_string(t) << " on " << hwy::TargetName(bit);
+      }
+      for (TensorType t : {TensorType::q4_0, TensorType::q4_1}) {
+        EXPECT_TRUE(row_group_gemv_supported(t, 8))
             << to_string(t) << " on " << hwy::TargetName(bit);
       }
     }

@@ -872,11 +872,12 @@ HWY_POP_ATTRIBUTES
 
 // ---- integer GEMV below AVX-512 (AVX2, SSE4, NEON): 16-bit pairs ----
 //
-// Codes widened to 16 bits against 16-bit activations, ReorderWidenMulAccumulate (vpmaddwd,
-// NEON's smlal) summing two products into each int32 lane: half the operations a weight of the
-// float GEMV's convert-and-FMA, with the activations the GEMM's int16 rounding. The file's
-// layout, rows side by side as gemv_tile reads them. A 32-element block is whole int16 vectors
-// on these targets (8 or 16 lanes); AVX-512, with 32, has the VNNI kernels above.
+// Codes widened to 16 bits against 16-bit activations (8-bit ones widened as they load),
+// ReorderWidenMulAccumulate (vpmaddwd, NEON's smlal) summing two products into each int32 lane:
+// half the operations a weight of the float GEMV's convert-and-FMA, with the activations the
+// GEMM's int16 or int8 rounding. The file's layout, rows side by side as gemv_tile reads them.
+// A 32-element block is whole int16 vectors on these targets (8 or 16 lanes); AVX-512, with 32,
+// has the VNNI kernels above.
 
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_AVX3 && HWY_TARGET != HWY_AVX3_DL
 constexpr bool kPairGemv = true;
@@ -908,8 +909,8 @@ HWY_INLINE void pair_codes(const std::uint8_t* codes, hn::Vec<DI16> (&out)[kPair
 }
 
 // y[t][r0 + j] for j < R rows and t < N tokens; a block adds d·dx·Σ c·q + m·s (q4_0: m = -8d,
-// q8_0: no offset) with s = dx·Σ q (quantize_activations).
-template <TensorType T, int N, int R>
+// q8_0: no offset) with s = dx·Σ q (quantize_activations), q of `Bits` bits.
+template <TensorType T, int Bits, int N, int R>
 HWY_INLINE void pair_gemv_tile(const WeightView& w, const QuantizedActivations& xq, std::int64_t t0,
                                float* y, std::int64_t r0) {
   constexpr std::size_t kBlockBytes = info(T).block_bytes;
@@ -920,7 +921,14 @@ HWY_INLINE void pair_gemv_tile(const WeightView& w, const QuantizedActivations& 
   const std::int64_t blocks = w.cols / kBlock;
   const std::size_t stride = row_bytes(T, w.cols);
   const std::uint8_t* base = row_at(w, r0);
-  const std::int16_t* x = xq.q16.data() + t0 * w.cols;
+  const auto activations = [&](std::int64_t at) {
+    if constexpr (Bits == 8) {
+      const hn::Rebind<std::int8_t, DI16> d8;
+      return hn::PromoteTo(d16, hn::LoadU(d8, xq.q8.data() + t0 * w.cols + at));
+    } else {
+      return hn::LoadU(d16, xq.q16.data() + t0 * w.cols + at);
+    }
+  };
   const float* dx = xq.d.data() + t0 * blocks;
   const float* sx = xq.s.data() + t0 * blocks;
   VF acc[R][N];
@@ -935,11 +943,11 @@ HWY_INLINE void pair_gemv_tile(const WeightView& w, const QuantizedActivations& 
       pair_codes<T>(p + kCodesAt, codes);
       const float d = half_at(p);
       for (int t = 0; t < N; ++t) {
-        const std::int16_t* xb = x + t * w.cols + b * kBlock;
+        const std::int64_t xb = t * w.cols + b * kBlock;
         auto sum = hn::Zero(di), odd = hn::Zero(di);
         for (int v = 0; v < kPairVecs; ++v) {
-          sum = hn::ReorderWidenMulAccumulate(di, codes[v], hn::LoadU(d16, xb + v * kPairLanes),
-                                              sum, odd);
+          sum = hn::ReorderWidenMulAccumulate(di, codes[v], activations(xb + v * kPairLanes), sum,
+                                              odd);
         }
         const float scale = d * dx[t * blocks + b];
         acc[j][t] = hn::MulAdd(hn::ConvertTo(df, hn::RearrangeToOddPlusEven(sum, odd)),
@@ -971,7 +979,8 @@ IntegerGemv IntegerGemvKind(TensorType type, int activation_bits) {
                          : type == TensorType::q8_0 && activation_bits == 16;
     return vnni ? IntegerGemv::vnni : IntegerGemv::none;
   }
-  const bool pairs = kPairGemv && (q4 || type == TensorType::q8_0) && activation_bits == 16;
+  const bool pairs = kPairGemv && (q4 ? activation_bits == 8 || activation_bits == 16
+                                      : type == TensorType::q8_0 && activation_bits == 16);
   return pairs ? IntegerGemv::pairs : IntegerGemv::none;
 }
 
@@ -1007,7 +1016,11 @@ void IntGemvRows(const WeightView& w, const QuantizedActivations& xq,
       constexpr TensorType T = decltype(type)::value;
       if constexpr (T == TensorType::q4_0 || T == TensorType::q4_1 || T == TensorType::q8_0) {
         gemv_tiles(n, row_begin, row_end, [&](auto nt, auto rt, std::int64_t t, std::int64_t r) {
-          pair_gemv_tile<T, decltype(nt)::value, decltype(rt)::value>(w, xq, t, y + t * w.rows, r);
+          constexpr int N = decltype(nt)::value, R = decltype(rt)::value;
+          if constexpr (T != TensorType::q8_0) {
+            if (xq.bits == 8) return pair_gemv_tile<T, 8, N, R>(w, xq, t, y + t * w.rows, r);
+          }
+          pair_gemv_tile<T, 16, N, R>(w, xq, t, y + t * w.rows, r);
         });
       }
     });

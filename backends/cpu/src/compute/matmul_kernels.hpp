@@ -46,8 +46,8 @@ void quantize_activations(const float* x, std::int64_t token_begin, std::int64_t
 //   none:  in float (gemv_rows);
 //   vnni:  AVX-512 VNNI: q4_0 or q4_1 (8 or 16 bits) or q8_0 (16 bits); 16-bit activations need
 //          split_byte_planes; a row-group copy (RowGroupWeights) serves it too;
-//   pairs: below AVX-512 (AVX2, SSE4, NEON): q4_0, q4_1 or q8_0 with 16 bits, codes and
-//          activations multiplied as 16-bit pairs in the file's layout.
+//   pairs: below AVX-512 (AVX2, SSE4, NEON): q4_0 or q4_1 (8 or 16 bits) or q8_0 (16 bits),
+//          codes and activations multiplied as 16-bit pairs in the file's layout.
 enum class IntegerGemv { none, vnni, pairs };
 IntegerGemv integer_gemv(TensorType type, int activation_bits);
 // integer_gemv(type, activation_bits) != IntegerGemv::none.

@@ -155,7 +155,8 @@ HWY_POP_ATTRIBUTES
 // pairs summed in 16 bits) and, once a block, vpmaddwd against ones (or 256) to 32 bits. With
 // codes below 16 no 16-bit sum saturates or overflows (bounds below), so the block's sums are
 // the VNNI kernel's exactly, and a block costs about half the vector operations of the 16-bit
-// pair GEMV in the file's layout, which also spends scalar work on every block's scale.
+// pair GEMV in the file's layout, which also spends scalar work on every block's scale; with
+// 8-bit activations (llama.cpp's rounding) half again.
 
 HWY_INLINE __m256i lane_of(const std::uint8_t* p) {
   return _mm256_set1_epi32(dword_at(p));
@@ -198,6 +199,25 @@ HWY_INLINE void q4_block_dot(const std::uint8_t* codes, const std::uint8_t* x, _
   }
 }
 
+// Σ code·q of one Q4 block for the group's two halves of 8 rows, q 8-bit: the codes (0-15) are
+// the unsigned operand. The 8 products a 16-bit lane sums stay within 8·2·15·127 = 30480.
+HWY_INLINE void q4_block_dot8(const std::uint8_t* codes, const std::uint8_t* x, __m256i (&dot)[2]) {
+  const __m256i nibble = _mm256_set1_epi8(0x0F);
+  __m256i sum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+  for (int v = 0; v < 4; ++v) {
+    const __m256i x_low = lane_of(x + 4 * v), x_high = lane_of(x + 16 + 4 * v);
+    for (int k = 0; k < 2; ++k) {
+      const __m256i bytes =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + 64 * v + 32 * k));
+      const __m256i low = _mm256_and_si256(bytes, nibble);
+      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+      sum[k] = _mm256_add_epi16(sum[k], _mm256_maddubs_epi16(low, x_low));
+      sum[k] = _mm256_add_epi16(sum[k], _mm256_maddubs_epi16(high, x_high));
+    }
+  }
+  for (int k = 0; k < 2; ++k) dot[k] = widen_sum(sum[k], 1);
+}
+
 // Σ code·q of one Q8_0 block for the group's two halves of 8 rows, q 16-bit.
 HWY_INLINE void q8_block_dot(const std::uint8_t* codes, const std::int16_t* x, __m256i (&dot)[2]) {
   __m256i even[2], odd[2];
@@ -221,8 +241,8 @@ HWY_INLINE void q8_block_dot(const std::uint8_t* codes, const std::int16_t* x, _
 template <TensorType T, int Bits, int N>
 void group_rows(const RowGroupWeights& w, std::int64_t g, const QuantizedActivations& xq, float* y,
                 int valid) {
-  static_assert(Bits == 16, "the AVX2 row-group kernels take 16-bit activations");
   constexpr bool q4 = T != TensorType::q8_0;
+  static_assert(Bits == 16 || q4, "the AVX2 Q8_0 row-group kernel takes 16-bit activations");
   constexpr std::size_t kCodeBytes = kGroupCodeBytes<T>;
   const std::size_t block_bytes = w.block_bytes();
   const std::int64_t blocks = w.blocks();
@@ -237,7 +257,9 @@ void group_rows(const RowGroupWeights& w, std::int64_t g, const QuantizedActivat
     for (int t = 0; t < N; ++t) {
       const std::int64_t tb = t * blocks + b;
       __m256i dot[2];
-      if constexpr (q4) {
+      if constexpr (q4 && Bits == 8) {
+        q4_block_dot8(p, reinterpret_cast<const std::uint8_t*>(xq.q8.data()) + tb * kBlock, dot);
+      } else if constexpr (q4) {
         q4_block_dot(p, xq.byte_planes.data() + tb * 2 * kBlock, dot);
       } else {
         q8_block_dot(p, xq.q16.data() + tb * kBlock, dot);
@@ -296,23 +318,15 @@ void groups_of(const RowGroupWeights& w, const QuantizedActivations& xq, std::in
 bool RowGroupGemvSupported(TensorType type, int activation_bits) {
   const bool q4 = type == TensorType::q4_0 || type == TensorType::q4_1;
   if (HWY_TARGET == HWY_AVX3_DL) return integer_gemv(type, activation_bits) == IntegerGemv::vnni;
-  return HWY_TARGET == HWY_AVX2 && (q4 || type == TensorType::q8_0) && activation_bits == 16;
+  return HWY_TARGET == HWY_AVX2 && (q4 ? activation_bits == 8 || activation_bits == 16
+                                       : type == TensorType::q8_0 && activation_bits == 16);
 }
 
 // Only the targets with kernels run; row_group_gemv checks the type and bits before dispatching.
 void RowGroupGemv(const RowGroupWeights& w, const QuantizedActivations& xq,
                   [[maybe_unused]] std::int64_t n, [[maybe_unused]] float* y,
                   [[maybe_unused]] std::int64_t row_begin, [[maybe_unused]] std::int64_t row_end) {
-#if HWY_TARGET == HWY_AVX2
-  switch (w.type()) {
-    case TensorType::q4_0:
-      return groups_of<TensorType::q4_0, 16>(w, xq, n, y, row_begin, row_end);
-    case TensorType::q4_1:
-      return groups_of<TensorType::q4_1, 16>(w, xq, n, y, row_begin, row_end);
-    default:
-      return groups_of<TensorType::q8_0, 16>(w, xq, n, y, row_begin, row_end);
-  }
-#elif HWY_TARGET == HWY_AVX3_DL
+#if COCKTAIL_ROW_GROUP_KERNELS
   switch (w.type()) {
     case TensorType::q4_0:
       return xq.bits == 8 ? groups_of<TensorType::q4_0, 8>(w, xq, n, y, row_begin, row_end)
