@@ -166,6 +166,16 @@ HWY_INLINE __m256i widen_sum(__m256i pairs16, short factor) {
   return _mm256_madd_epi16(pairs16, _mm256_set1_epi16(factor));
 }
 
+// Vector v of a Q4 block's codes for the group's half k of 8 rows: its low nibbles (elements
+// 4v..4v+3 of each row) and its high ones (16+4v..19+4v).
+HWY_INLINE void q4_codes(const std::uint8_t* codes, int v, int k, __m256i& low, __m256i& high) {
+  const __m256i nibble = _mm256_set1_epi8(0x0F);
+  const __m256i bytes =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + 64 * v + 32 * k));
+  low = _mm256_and_si256(bytes, nibble);
+  high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+}
+
 // Σ code·q of one Q4 block for the group's two halves of 8 rows, q 16-bit as byte planes
 // (split_byte_planes): 32 signed high bytes h, then 32 unsigned low bytes l; the codes (0-15)
 // are the unsigned operand against h and the signed one against l. A 16-bit lane sums two
@@ -174,7 +184,6 @@ HWY_INLINE __m256i widen_sum(__m256i pairs16, short factor) {
 HWY_INLINE void q4_block_dot(const std::uint8_t* codes, const std::uint8_t* x, __m256i (&dot)[2]) {
   const std::uint8_t* h = x;
   const std::uint8_t* l = x + kBlock;
-  const __m256i nibble = _mm256_set1_epi8(0x0F);
   __m256i high_plane[2], low_of_low[2], low_of_high[2];
   for (int k = 0; k < 2; ++k)
     high_plane[k] = low_of_low[k] = low_of_high[k] = _mm256_setzero_si256();
@@ -182,10 +191,8 @@ HWY_INLINE void q4_block_dot(const std::uint8_t* codes, const std::uint8_t* x, _
     const __m256i h_low = lane_of(h + 4 * v), h_high = lane_of(h + 16 + 4 * v);
     const __m256i l_low = lane_of(l + 4 * v), l_high = lane_of(l + 16 + 4 * v);
     for (int k = 0; k < 2; ++k) {
-      const __m256i bytes =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + 64 * v + 32 * k));
-      const __m256i low = _mm256_and_si256(bytes, nibble);
-      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+      __m256i low, high;
+      q4_codes(codes, v, k, low, high);
       high_plane[k] = _mm256_add_epi16(high_plane[k], _mm256_maddubs_epi16(low, h_low));
       high_plane[k] = _mm256_add_epi16(high_plane[k], _mm256_maddubs_epi16(high, h_high));
       low_of_low[k] = _mm256_add_epi16(low_of_low[k], _mm256_maddubs_epi16(l_low, low));
@@ -202,15 +209,12 @@ HWY_INLINE void q4_block_dot(const std::uint8_t* codes, const std::uint8_t* x, _
 // Σ code·q of one Q4 block for the group's two halves of 8 rows, q 8-bit: the codes (0-15) are
 // the unsigned operand. The 8 products a 16-bit lane sums stay within 8·2·15·127 = 30480.
 HWY_INLINE void q4_block_dot8(const std::uint8_t* codes, const std::uint8_t* x, __m256i (&dot)[2]) {
-  const __m256i nibble = _mm256_set1_epi8(0x0F);
   __m256i sum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
   for (int v = 0; v < 4; ++v) {
     const __m256i x_low = lane_of(x + 4 * v), x_high = lane_of(x + 16 + 4 * v);
     for (int k = 0; k < 2; ++k) {
-      const __m256i bytes =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + 64 * v + 32 * k));
-      const __m256i low = _mm256_and_si256(bytes, nibble);
-      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+      __m256i low, high;
+      q4_codes(codes, v, k, low, high);
       sum[k] = _mm256_add_epi16(sum[k], _mm256_maddubs_epi16(low, x_low));
       sum[k] = _mm256_add_epi16(sum[k], _mm256_maddubs_epi16(high, x_high));
     }
