@@ -924,14 +924,23 @@ void tile_values(const TileFormat& f, const std::uint8_t* tile, int valid, float
                           f.value_spec.group_size, values, f.tokens, valid, f.head_dim, o, s);
 }
 
-// Asks for third k (0, 1, 2) of the cache lines of the `bytes` at `data` (none if null). Asking
-// for a whole tile at once fills the core's line fill buffers, and it stalls until they drain.
-HWY_INLINE void prefetch_third(const std::uint8_t* data, std::size_t bytes, int k) {
-  if (data == nullptr) return;
-  const std::size_t third = round_up((bytes + 2) / 3, kCacheLine);
-  const std::size_t end = std::min(bytes, std::size_t(k + 1) * third);
-  for (std::size_t b = std::size_t(k) * third; b < end; b += kCacheLine) hwy::Prefetch(data + b);
-}
+// Asks for the cache lines of a tile a third at a time (k = 0, 1, 2; nothing if data is null).
+// Asking for a whole tile at once fills the core's line fill buffers, and it stalls until they
+// drain. The thirds are sized once per segment, off the tile loop.
+class ThirdsPrefetch {
+ public:
+  explicit ThirdsPrefetch(std::size_t bytes)
+      : bytes_(bytes), third_(round_up((bytes + 2) / 3, kCacheLine)) {}
+  HWY_INLINE void ask(const std::uint8_t* data, int k) const {
+    if (data == nullptr) return;
+    const std::size_t end = std::min(bytes_, std::size_t(k + 1) * third_);
+    for (std::size_t b = std::size_t(k) * third_; b < end; b += kCacheLine) hwy::Prefetch(data + b);
+  }
+
+ private:
+  std::size_t bytes_;
+  std::size_t third_;
+};
 
 template <Precision P, int B>
 void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last,
@@ -961,13 +970,14 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
     }
   };
   if (fold_ahead) fold(first);
+  const ThirdsPrefetch next_tiles(f.bytes);
   for (std::int64_t i = first; i < last; ++i) {
     const std::uint8_t* tile = seg.data + std::size_t(i) * f.bytes;
     // Ask for the tile after next while this one is computed, a third at each of its three
     // steps (architecture.md, "Prefetching"). FP16 tiles too: one stream of 16 KiB tiles left to
     // the hardware prefetcher read slower than the FP16 tail's two streams on an Intel Xeon.
     const std::uint8_t* ahead = i + 2 < last ? tile + 2 * f.bytes : nullptr;
-    prefetch_third(ahead, f.bytes, 0);
+    next_tiles.ask(ahead, 0);
     s.late.step();
     if constexpr (lane_capable) {
       if (fold_ahead) {
@@ -976,9 +986,9 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
       }
     }
     if (!fold_ahead) key_scores<P, B>(f, tile, q, s);
-    prefetch_third(ahead, f.bytes, 1);
+    next_tiles.ask(ahead, 1);
     softmax_update<B>(f.tokens, seg.tiles[i].valid, task.m + h0, s);
-    prefetch_third(ahead, f.bytes, 2);
+    next_tiles.ask(ahead, 2);
     tile_values<P, B>(f, tile, seg.tiles[i].valid, o, s);
   }
 }
