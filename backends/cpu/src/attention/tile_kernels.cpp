@@ -427,7 +427,8 @@ void int_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& 
 #else
 
 // Rows of lane-dot weights as int_lane_dot reads them. Each row is rounded to an int16 at one
-// scale for all rows, as fine as int32 sums of n_rows products with codes below 2^bits allow:
+// scale for all rows, as fine as the int32 sums allow: one sum holds the products of up to half
+// the rows with codes masked where they sit, worth up to (2^bits - 1)·2^bits (int_lane_dot), so
 // 32767 at the largest |w| for the head sizes models use, a rounding far below the codes' own.
 // A 32-bit word holds rows r and r + 2 in its low and high halves, the two codes one lane of
 // int_lane_dot holds side by side; it is stored at index r of words for r % 4 in {0, 1}
@@ -439,28 +440,34 @@ float quantize_row_pairs(const float* w, int n_rows, float wmax, std::int32_t* w
   const hn::RebindToSigned<DF> di;
   // In floats: an integer division here took a tenth of an INT2 tile's time on AVX2.
   const float limit = std::min(32767.0f, float(std::numeric_limits<std::int32_t>::max()) /
-                                             float(n_rows * ((1 << bits) - 1)));
+                                             float(n_rows * ((1 << bits) - 1) << (bits - 1)));
   const float to_int = wmax > 0.0f ? limit / wmax : 0.0f;
+  // The bytes of each 16-byte block that make its words: lanes r, r + 1 of a 4-lane block take
+  // the low halves of rows r, r + 2 and r + 1, r + 3 (the other two lanes repeat them, unused).
+  const hn::Repartition<std::uint8_t, decltype(di)> d8;
+  alignas(16) static constexpr std::uint8_t kPairBytes[16] = {0, 1, 8, 9, 4, 5, 12, 13,
+                                                              0, 1, 8, 9, 4, 5, 12, 13};
+  const auto pair_bytes = hn::LoadDup128(d8, kPairBytes);
   for (int r = 0; r < n_rows; r += int(kLanes)) {
     // Adding kRoundToInt rounds w·to_int to an integer (one rounding of the exact product),
     // whose low 16 bits are then the float's: the int16 half of the word, two instructions
     // where NearestInt needs six for range checks that |w·to_int| <= 32767 never trips.
     const auto q = hn::BitCast(
-        di, hn::MulAdd(hn::LoadU(df, w + r), hn::Set(df, to_int), hn::Set(df, kRoundToInt)));
-    // Lanes r, r + 1 of each 4-lane block take rows r + 2, r + 3 as their high halves.
-    const auto word =
-        hn::Or(hn::And(q, hn::Set(di, 0xFFFF)), hn::ShiftLeft<16>(hn::Shuffle1032(q)));
-    hn::StoreU(word, di, words + r);
+        d8, hn::MulAdd(hn::LoadU(df, w + r), hn::Set(df, to_int), hn::Set(df, kRoundToInt)));
+    hn::StoreU(hn::BitCast(di, hn::TableLookupBytes(q, pair_bytes)), di, words + r);
   }
   return wmax / limit;
 }
 
 // acc[h][0..] = Σ_r w_h[r]·code[r][col], as float_lane_dot, from the 32-bit lanes of the units
-// split into 16-bit codes: shifted down by 8j + m·bits and masked in both halves, lane (col)
-// holds the codes of rows 4m + j and 4m + j + 2, multiplied by one word of row weights and
-// summed into an int32 per column in one instruction. One sum a head serves every plane (a
-// shift a plane, where sums per plane cost a conversion each at the end): a dot of a few units,
-// as a small head's keys or a tile's values are, is not swamped by the sums' setup.
+// split into 16-bit codes: shifted down by 8j and masked in both halves, lane (col) holds the
+// codes of rows 4m + j and 4m + j + 2, multiplied by one word of row weights and summed into an
+// int32 per column in one instruction. Where two sums a head and column vector fit the
+// registers (S = 2), planes come in pairs: after one shift the pair's lower plane is masked in
+// place and the upper one where it sits, worth code·2^bits, into a second sum that one exact
+// shift undoes at the end; a shift for every two planes instead of one a plane. Else (S = 1)
+// each plane is shifted down. The sums serve every plane: a dot of a few units, as a small
+// head's keys or a tile's values are, is not swamped by their setup.
 template <Precision P, int B>
 HWY_INLINE void int_lane_dot(const std::uint8_t* units, int n_units, const LaneWeights<B>& w,
                              VF (&acc)[B][kLaneVecs]) {
@@ -475,41 +482,53 @@ HWY_INLINE void int_lane_dot(const std::uint8_t* units, int n_units, const LaneW
   // Column vectors a pass: all of them where their sums leave registers for the codes, so that
   // each broadcast row weight serves every column vector; else one at a time.
   constexpr int V = B * kLaneVecs <= 6 ? kLaneVecs : 1;
+  constexpr int S = 2 * B * V <= 8 ? 2 : 1;  // planes a shift, sums a head and column vector
   const auto low_codes = hn::Set(du, ((1u << bits) - 1) * 0x00010001u);
+  const auto high_codes = hn::ShiftLeft<bits>(low_codes);
   for (int v0 = 0; v0 < kLaneVecs; v0 += V) {
-    VI sum[B][V];
-    VI odd[B][V];  // ReorderWidenMulAccumulate's second sum (NEON's upper halves)
-    for (int h = 0; h < B; ++h)
-      for (int v = 0; v < V; ++v) sum[h][v] = odd[h][v] = hn::Zero(di);
+    VI sum[S][B][V];
+    VI odd[S][B][V];  // ReorderWidenMulAccumulate's second sums (NEON's upper halves)
+    for (int k = 0; k < S; ++k)
+      for (int h = 0; h < B; ++h)
+        for (int v = 0; v < V; ++v) sum[k][h][v] = odd[k][h][v] = hn::Zero(di);
     for (int u = 0; u < n_units; ++u) {
-      hn::Vec<decltype(du)> bytes[V][2];  // [v][j]: the lanes shifted by 8j, then by m·bits
+      hn::Vec<decltype(du)> bytes[V][2];  // [v][j]: the lanes shifted by 8j, then by S·bits
       for (int v = 0; v < V; ++v) {
         bytes[v][0] = hn::LoadU(
             du, reinterpret_cast<const std::uint32_t*>(units + std::size_t(u) * kLaneUnitBytes +
                                                        std::size_t(v0 + v) * kLanes * 4));
         bytes[v][1] = hn::ShiftRight<8>(bytes[v][0]);
       }
-      for (int m = 0; m < planes; ++m) {
+      for (int m0 = 0; m0 < planes; m0 += S) {
 #pragma GCC unroll 2
         for (int j = 0; j < 2; ++j) {
-          hn::Vec<decltype(d16)> codes[V];
-          for (int v = 0; v < V; ++v) {
-            codes[v] = hn::BitCast(d16, hn::And(bytes[v][j], low_codes));
-            if (m + 1 < planes) bytes[v][j] = hn::ShiftRight<bits>(bytes[v][j]);
-          }
-          for (int h = 0; h < B; ++h) {
-            const auto weight = hn::BitCast(d16, hn::Set(di, w.words[h][L * u + 4 * m + j]));
-            for (int v = 0; v < V; ++v) {
-              sum[h][v] = hn::ReorderWidenMulAccumulate(di, codes[v], weight, sum[h][v], odd[h][v]);
+          for (int k = 0; k < S; ++k) {
+            const auto mask = k == 0 ? low_codes : high_codes;
+            hn::Vec<decltype(d16)> codes[V];
+            for (int v = 0; v < V; ++v) codes[v] = hn::BitCast(d16, hn::And(bytes[v][j], mask));
+            for (int h = 0; h < B; ++h) {
+              const auto weight =
+                  hn::BitCast(d16, hn::Set(di, w.words[h][L * u + 4 * (m0 + k) + j]));
+              for (int v = 0; v < V; ++v) {
+                sum[k][h][v] =
+                    hn::ReorderWidenMulAccumulate(di, codes[v], weight, sum[k][h][v], odd[k][h][v]);
+              }
             }
+          }
+          if (m0 + S < planes) {
+            for (int v = 0; v < V; ++v) bytes[v][j] = hn::ShiftRight<bits * S>(bytes[v][j]);
           }
         }
       }
     }
     for (int h = 0; h < B; ++h) {
       for (int v = 0; v < V; ++v) {
-        const VF total = hn::ConvertTo(df, hn::RearrangeToOddPlusEven(sum[h][v], odd[h][v]));
-        acc[h][v0 + v] = hn::Mul(total, hn::Set(df, w.scale[h]));
+        VI total = hn::RearrangeToOddPlusEven(sum[0][h][v], odd[0][h][v]);
+        if constexpr (S == 2) {
+          total = hn::Add(
+              total, hn::ShiftRight<bits>(hn::RearrangeToOddPlusEven(sum[1][h][v], odd[1][h][v])));
+        }
+        acc[h][v0 + v] = hn::Mul(hn::ConvertTo(df, total), hn::Set(df, w.scale[h]));
       }
     }
   }
@@ -898,8 +917,14 @@ void lane_values(const TileFormat& f, const std::uint8_t* values, int valid, flo
     }
     for (int cb = g * G; cb < std::min(D, (g + 1) * G); cb += kLaneColumns) {
       VF acc[B][kLaneVecs];
-      lane_dot<P, B>(values + std::size_t(cb / kLaneColumns * units) * kLaneUnitBytes, units, w,
-                     acc);
+      const std::uint8_t* column_units =
+          values + std::size_t(cb / kLaneColumns * units) * kLaneUnitBytes;
+      // The default tile's unit count as a constant, so that its short dot is unrolled.
+      if (T == kBlock) {
+        lane_dot<P, B>(column_units, kBlock / lane_rows(code_bits(P)), w, acc);
+      } else {
+        lane_dot<P, B>(column_units, units, w, acc);
+      }
       for (int h = 0; h < B; ++h) {
         const VF factor = hn::Set(df, s.factor[h]);
         for (int i = 0; i < kLaneVecs; ++i) {
@@ -926,7 +951,9 @@ void tile_values(const TileFormat& f, const std::uint8_t* tile, int valid, float
 
 // Asks for the cache lines of a tile a third at a time (k = 0, 1, 2; nothing if data is null).
 // Asking for a whole tile at once fills the core's line fill buffers, and it stalls until they
-// drain. The thirds are sized once per segment, off the tile loop.
+// drain. The thirds are sized once per segment, off the tile loop. kLocality is
+// __builtin_prefetch's: 3 into the L1 (prefetcht0), 2 into the L2 only (prefetcht1).
+template <int kLocality>
 class ThirdsPrefetch {
  public:
   explicit ThirdsPrefetch(std::size_t bytes)
@@ -934,7 +961,10 @@ class ThirdsPrefetch {
   HWY_INLINE void ask(const std::uint8_t* data, int k) const {
     if (data == nullptr) return;
     const std::size_t end = std::min(bytes_, std::size_t(k + 1) * third_);
-    for (std::size_t b = std::size_t(k) * third_; b < end; b += kCacheLine) hwy::Prefetch(data + b);
+#pragma GCC unroll 4
+    for (std::size_t b = std::size_t(k) * third_; b < end; b += kCacheLine) {
+      __builtin_prefetch(data + b, 0, kLocality);
+    }
   }
 
  private:
@@ -970,7 +1000,9 @@ void segment_tiles(const SegmentView& seg, std::int64_t first, std::int64_t last
     }
   };
   if (fold_ahead) fold(first);
-  const ThirdsPrefetch next_tiles(f.bytes);
+  // INT2 tiles, the most arithmetic a byte, are asked into the L2 only: their lines then hold no
+  // L1 fill buffer while they come from memory (architecture.md, "Prefetching").
+  const ThirdsPrefetch<P == Precision::int2 ? 2 : 3> next_tiles(f.bytes);
   for (std::int64_t i = first; i < last; ++i) {
     const std::uint8_t* tile = seg.data + std::size_t(i) * f.bytes;
     // Ask for the tile after next while this one is computed, a third at each of its three
