@@ -189,6 +189,41 @@ TEST(CpuAttention, WholeTilesOfZeroProbability) {
   expect_decode_matches_reference({2, 1, 128, 600, 1, kPaperMix, kCh, kTok, 2, 32, 300.0f, 1e-3});
 }
 
+// The integer lane dots' worst case: 1024 channels of INT4 keys nearly all at the top code,
+// dotted with a query whose every folded weight rounds to the largest int16. The upper plane of
+// a pair is worth code·2^bits in its sum, so the rounding must leave room for that
+// (quantize_row_pairs); too fine a rounding wraps the int32 sums of the tokens at the top code,
+// which would move their scores and the output. Every target runs it.
+TEST(CpuAttention, WideHeadsKeepTheIntegerSumsInRange) {
+  constexpr int kDim = 1024;
+  constexpr std::int64_t kTokens = 256;
+  KvStoreOptions opt;
+  opt.shape = {1, 1, kDim};
+  opt.layout = {32, kCh, kTok};
+  std::mt19937 rng(7);
+  std::vector<float> k(std::size_t(kTokens) * kDim);
+  for (std::int64_t t = 0; t < kTokens; ++t) {
+    for (int c = 0; c < kDim; ++c) {
+      // Each tile's channel spans 0 (its first token) to 1; every third token is at 0 in half
+      // of the channels, so that its sums stay in range where the others' would wrap.
+      const bool low = t % 32 == 0 || (t % 3 == 0 && c % 2 == 0);
+      k[std::size_t(t) * kDim + std::size_t(c)] = low ? 0.0f : 1.0f;
+    }
+  }
+  const auto v = random_floats(k.size(), rng, 0.5f);
+  const std::vector<float> q(kDim, 1.0f);
+  testing::for_each_simd_target([&](std::int64_t) {
+    CpuKvStore store(opt);
+    store.append(0, k, v, kTokens);
+    store.commit(make_plan(kTokens, 32, {0.0, 1.0, 0.0}, rng));
+    std::vector<float> out(kDim);
+    const float scale = 1.0f / std::sqrt(float(kDim));
+    CpuAttention(1).decode(store, 0, q, 1, scale, out);
+    const auto want = reference(store.snapshot(0, 0), q.data(), kDim, scale, kTokens);
+    EXPECT_LT(relative_error(out.data(), want), tolerance(1e-5, true));
+  });
+}
+
 // Every SIMD target this CPU runs matches the reference, not only the best one: the targets
 // differ in vector width, which changes how many vectors a lane unit's 16 columns take.
 TEST(CpuAttention, EverySupportedSimdTarget) {
