@@ -796,9 +796,13 @@ ValueTerms value_terms(const std::uint16_t* scales, const std::uint16_t* zeros, 
     }
     return v;
   }
-  // Each token's scale (and zero) is widened once and serves every head of the batch.
+  // Each token's scale (and zero) is widened once and serves every head of the batch. The
+  // buffers are read through locals: Highway's stores may alias anything, so s.weights' own
+  // pointer would be reloaded after each one.
   v.groups = (D + group_size - 1) / group_size;
-  v.weights = s.weights.data();
+  const float* scores = s.scores.data();
+  float* weights = s.weights.data();
+  v.weights = weights;
   for (int g = 0; g < v.groups; ++g) {
     const std::size_t row = std::size_t(g) * std::size_t(T);
     VF zero_sum[B];
@@ -809,10 +813,10 @@ ValueTerms value_terms(const std::uint16_t* scales, const std::uint16_t* zeros, 
       if (row_unscale) scale = hn::Mul(scale, hn::LoadU(df, row_unscale + t % kLaneColumns));
       const VF zero = has_zero ? load_halves(zeros + row + std::size_t(t)) : hn::Zero(df);
       for (int h = 0; h < B; ++h) {
-        const VF pv = hn::LoadU(df, &s.scores[std::size_t(h * T + t)]);
+        const VF pv = hn::LoadU(df, scores + std::size_t(h * T + t));
         const VF weight = hn::Mul(pv, scale);
         hn::StoreU(weight, df,
-                   &s.weights[std::size_t(h * v.groups + g) * std::size_t(T) + std::size_t(t)]);
+                   weights + std::size_t(h * v.groups + g) * std::size_t(T) + std::size_t(t));
         if constexpr (kWeightMax) vmax[h] = hn::Max(vmax[h], hn::Abs(weight));
         if constexpr (has_zero) zero_sum[h] = hn::MulAdd(pv, zero, zero_sum[h]);
       }
